@@ -1,0 +1,1 @@
+"""formulations of depl-bench."""

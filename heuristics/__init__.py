@@ -1,0 +1,1 @@
+"""heuristics of depl-bench."""
