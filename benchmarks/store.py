@@ -1,0 +1,211 @@
+"""The result store: one embedded DuckDB file per output folder, one flat row per run.
+
+Only the harness's parent process writes, one autocommitted ``INSERT OR REPLACE``
+per finished run keyed by ``run_key``, so a killed harness loses at most the runs
+in flight, never duplicates a row, and DuckDB's write-ahead log keeps the file
+consistent. Reports open the store read-only and read nothing else: the instances
+the runs used are stored too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+DB_NAME = "results.duckdb"
+
+#: The columns of table ``runs``: name -> DuckDB type. The authoritative contract.
+RUN_COLUMNS: dict[str, str] = {
+    "run_key": "VARCHAR PRIMARY KEY",  # hash of (instance spec, solver, params, repetition)
+    "config": "VARCHAR",  # config name, e.g. 'paper'
+    "experiment": "VARCHAR",  # experiment (table) inside the config
+    # instance
+    "family": "VARCHAR",
+    "instance": "VARCHAR",
+    "instance_params": "VARCHAR",  # JSON of the family parameters
+    "instance_seed": "INTEGER",
+    "noise_mode": "VARCHAR",
+    "target": "DOUBLE",
+    "n_models": "INTEGER",
+    "n_clusters": "INTEGER",
+    "n_datasets": "INTEGER",
+    "n_options": "INTEGER",  # (cluster, level) pairs
+    "max_epochs": "INTEGER",
+    "known_optimum": "DOUBLE",  # from instance metadata, when the family knows it
+    # method
+    "solver": "VARCHAR",
+    "solver_kind": "VARCHAR",  # exact | saa | heuristic
+    "params": "VARCHAR",  # JSON of all parameters after defaults
+    "eta": "DOUBLE",
+    "eps": "DOUBLE",
+    "scenarios": "INTEGER",
+    "formulation": "VARCHAR",
+    "time_limit": "DOUBLE",
+    "mip_gap": "DOUBLE",
+    "threads": "INTEGER",
+    "seed": "INTEGER",
+    "repetition": "INTEGER",
+    # outcome of the run (harness) and of the solver
+    "harness_status": "VARCHAR",  # ok | timeout | memory | error
+    "status": "VARCHAR",  # solver status: optimal | feasible | infeasible | timeout | error
+    "message": "VARCHAR",
+    "error": "VARCHAR",  # error text / traceback tail
+    "runtime_s": "DOUBLE",  # the method's call, as timed by deplbench.registry.solve
+    "build_s": "DOUBLE",
+    "solve_s": "DOUBLE",
+    "wall_s": "DOUBLE",  # the whole run process, including evaluation
+    "peak_mem_mb": "DOUBLE",
+    "objective": "DOUBLE",  # the solver's own figures
+    "bound": "DOUBLE",
+    "gap": "DOUBLE",
+    "nodes": "BIGINT",
+    # the evaluator's figures (the tables use these)
+    "feasible": "BOOLEAN",
+    "violations": "VARCHAR",  # comma-separated
+    "cost": "DOUBLE",
+    "compute_cost": "DOUBLE",
+    "transfer_cost": "DOUBLE",
+    "time": "DOUBLE",
+    "epochs": "INTEGER",
+    "loss_mean": "DOUBLE",
+    "q_lo": "DOUBLE",
+    "q_hi": "DOUBLE",
+    "bracket_width": "DOUBLE",
+    "mc_quantile": "DOUBLE",
+    "mc_ci_lo": "DOUBLE",
+    "mc_ci_hi": "DOUBLE",
+    "oos_samples": "INTEGER",  # out-of-sample check (SAA plans): samples,
+    "oos_violations": "INTEGER",  # how many exceed the target,
+    "oos_rate": "DOUBLE",  # their fraction,
+    "oos_cp_upper": "DOUBLE",  # and its one-sided 95% Clopper-Pearson upper bound
+    "plan_json": "VARCHAR",  # the depl-plan/1 file
+    "extra_json": "VARCHAR",  # SolveResult.extra
+    # provenance
+    "package_version": "VARCHAR",
+    "git_commit": "VARCHAR",
+    "host": "VARCHAR",
+    "cpu": "VARCHAR",
+    "python": "VARCHAR",
+    "solver_versions": "VARCHAR",  # JSON {package: version}
+    "started_at": "TIMESTAMP",
+    "finished_at": "TIMESTAMP",
+}
+
+INSTANCE_COLUMNS = {"name": "VARCHAR PRIMARY KEY", "family": "VARCHAR", "params": "VARCHAR",
+                    "json": "VARCHAR"}
+
+
+class Store:
+    """A result store in folder ``root`` (created if needed).
+
+    Parameters
+    ----------
+    root : path
+        The output folder; the database is ``root / results.duckdb``.
+    read_only : bool
+        Open for reading (reports); the file must exist.
+    """
+
+    def __init__(self, root: str | Path, read_only: bool = False):
+        self.root = Path(root)
+        self.path = self.root / DB_NAME
+        if read_only:
+            if not self.path.exists():
+                from deplbench.errors import InputError
+
+                raise InputError(f"no result store {DB_NAME} in this folder", str(self.root))
+            self.con = duckdb.connect(str(self.path), read_only=True)
+        else:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.con = duckdb.connect(str(self.path))
+            cols = ", ".join(f'"{k}" {v}' for k, v in RUN_COLUMNS.items())
+            self.con.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+            icols = ", ".join(f'"{k}" {v}' for k, v in INSTANCE_COLUMNS.items())
+            self.con.execute(f"CREATE TABLE IF NOT EXISTS instances ({icols})")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- writing ------------------------------------------------------------------------
+    def put_run(self, row: Mapping[str, Any]) -> None:
+        """Insert (or replace, same ``run_key``) one run row, committed at once."""
+        unknown = set(row) - set(RUN_COLUMNS)
+        if unknown:
+            raise KeyError(f"unknown run columns: {sorted(unknown)}")
+        keys = list(row)
+        cols = ", ".join(f'"{k}"' for k in keys)
+        marks = ", ".join("?" for _ in keys)
+        self.con.execute(f"INSERT OR REPLACE INTO runs ({cols}) VALUES ({marks})",
+                         [_plain(row[k]) for k in keys])
+
+    def put_instance(self, instance, family: str, params: Mapping[str, Any] | None = None) -> None:
+        """Store the instance file a run used (idempotent)."""
+        self.con.execute("INSERT OR REPLACE INTO instances VALUES (?, ?, ?, ?)",
+                         [instance.name, family, json.dumps(dict(params or {}), sort_keys=True, default=str),
+                          json.dumps(instance.to_json_dict())])
+
+    # ---- reading ------------------------------------------------------------------------
+    def done(self) -> dict[str, str]:
+        """``run_key -> harness_status`` of every stored run."""
+        return dict(self.con.execute("SELECT run_key, harness_status FROM runs").fetchall())
+
+    def runs(self, where: str | None = None) -> pd.DataFrame:
+        """All run rows (optionally filtered by an SQL condition) as a DataFrame."""
+        sql = "SELECT * FROM runs" + (f" WHERE {where}" if where else "")
+        return self.con.execute(sql).df()
+
+    def instance(self, name: str):
+        """The stored :class:`~deplbench.instances.Instance` named ``name``."""
+        from deplbench.instances.io import instance_from_dict
+
+        row = self.con.execute("SELECT json FROM instances WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise KeyError(name)
+        return instance_from_dict(json.loads(row[0]), f"store:{name}")
+
+    def instances(self) -> pd.DataFrame:
+        return self.con.execute("SELECT name, family, params FROM instances").df()
+
+    def export(self, fmt: str, out: str | Path | None = None) -> list[Path]:
+        """Write ``runs`` (and ``instances``) as Parquet or CSV files; returns their paths."""
+        if fmt not in ("parquet", "csv"):
+            from deplbench.errors import InputError
+
+            raise InputError(f"format must be parquet or csv, not '{fmt}'", "--format")
+        out_dir = Path(out) if out else self.root
+        out_dir.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for table in ("runs", "instances"):
+            p = out_dir / f"{table}.{fmt}"
+            tmp = p.with_name(f".{p.name}.tmp")
+            opt = "(FORMAT PARQUET)" if fmt == "parquet" else "(HEADER, DELIMITER ',')"
+            self.con.execute(f"COPY {table} TO '{tmp}' {opt}")
+            tmp.replace(p)
+            paths.append(p)
+        return paths
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (dict, list, tuple)):
+        return json.dumps(v, sort_keys=True, default=str)
+    if hasattr(v, "item") and callable(v.item):  # numpy scalar
+        return v.item()
+    if isinstance(v, float) and v != v:
+        return None
+    return v
+
+
+def rows_missing(keys: Iterable[str], done: Mapping[str, str], retry_failed: bool) -> list[str]:
+    """Which ``keys`` still need to run: absent ones, plus failed ones with ``retry_failed``."""
+    return [k for k in keys if k not in done or (retry_failed and done[k] != "ok")]
