@@ -146,8 +146,15 @@ class Store:
         keys = list(row)
         cols = ", ".join(f'"{k}"' for k in keys)
         marks = ", ".join("?" for _ in keys)
-        self.con.execute(f"INSERT OR REPLACE INTO runs ({cols}) VALUES ({marks})",
-                         [_plain(row[k]) for k in keys])
+        # delete + insert in one transaction: a replaced row keeps nothing of the old one
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute("DELETE FROM runs WHERE run_key = ?", [row["run_key"]])
+            self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [_plain(row[k]) for k in keys])
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
 
     def put_instance(self, instance, family: str, params: Mapping[str, Any] | None = None) -> None:
         """Store the instance file a run used (idempotent)."""
