@@ -85,7 +85,9 @@ def load_plan(path: str | os.PathLike, instance: Instance | None = None) -> Plan
 def load_any(path: str | os.PathLike) -> Instance | Plan:
     """Read an instance or a plan file, told apart by its ``schema``."""
     data = read_json(path)
-    schema = data.get("schema") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise InputError("an instance or plan must be a JSON object", str(path), "$")
+    schema = data.get("schema")
     if schema == PLAN_SCHEMA:
         return Plan.from_json_dict(data, str(path))
     if schema == INSTANCE_SCHEMA:

@@ -6,6 +6,8 @@ Every :class:`InputError` is printed by the CLI as exactly one line
 
 from __future__ import annotations
 
+import json
+
 
 class InputError(Exception):
     """Bad input: a malformed or invalid file, an unknown id, a wrong flag value.
@@ -32,12 +34,19 @@ class InputError(Exception):
 
     def one_line(self) -> str:
         parts = [p for p in (self.source, self.path) if p]
-        return ": ".join([*parts, self.message])
+        text = ": ".join([*parts, self.message])
+        # control characters (a newline in a key or file name) would break the one-line promise
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def json_path(loc: tuple | list) -> str:
     """Format a location tuple ``('clusters', 0, 'capacity')`` as ``$.clusters[0].capacity``."""
     out = "$"
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif str(part).replace("_", "a").replace("-", "a").isalnum():
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(str(part))}]"
     return out
