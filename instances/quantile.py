@@ -30,7 +30,7 @@ from scipy import signal
 from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
-TAIL = 1e-12  # mass dropped in each tail of each term
+TAIL = 1e-10  # mass dropped in each tail of each term (into beta, which only widens lo)
 TRIM = 1e-16  # mass dropped in each tail after each convolution
 MAX_POINTS = 1 << 21  # lattice points per term, at most
 
