@@ -45,8 +45,8 @@ def main() -> None:
         for label, segs in PLANS.items():
             plan = Plan(("cifar10",), segs)
             for rtol in (1e-3, 5e-4):
-                tc = _median_time(lambda: certify(inst, plan, rtol=rtol), args.repeat)
-                te = _median_time(lambda: evaluate(inst, plan, samples=0, rtol=rtol), args.repeat)
+                tc = _median_time(lambda i=inst, p=plan, r=rtol: certify(i, p, rtol=r), args.repeat)
+                te = _median_time(lambda i=inst, p=plan, r=rtol: evaluate(i, p, samples=0, rtol=r), args.repeat)
                 br = certify(inst, plan, rtol=rtol)
                 print(f"{inst.name:<28} {label:<18} {rtol:>7.0e} {tc * 1e3:>10.2f} {te * 1e3:>11.2f} "
                       f"{br.width / inst.loss.initial:>9.2e} {br.n_terms:>5}  [{br.lo:.5f}, {br.hi:.5f}]")

@@ -79,10 +79,13 @@ RUN_COLUMNS: dict[str, str] = {
     "mc_quantile": "DOUBLE",
     "mc_ci_lo": "DOUBLE",
     "mc_ci_hi": "DOUBLE",
+    "mc_samples": "INTEGER",  # Monte-Carlo sample of the re-evaluation and its seed
+    "mc_seed": "BIGINT",
     "oos_samples": "INTEGER",  # out-of-sample check (SAA plans): samples,
     "oos_violations": "INTEGER",  # how many exceed the target,
     "oos_rate": "DOUBLE",  # their fraction,
     "oos_cp_upper": "DOUBLE",  # and its one-sided 95% Clopper-Pearson upper bound
+    "oos_seed": "BIGINT",  # seed of the out-of-sample draws (independent of the SAA scenarios)
     "plan_json": "VARCHAR",  # the depl-plan/1 file
     "extra_json": "VARCHAR",  # SolveResult.extra
     # provenance
@@ -92,6 +95,9 @@ RUN_COLUMNS: dict[str, str] = {
     "cpu": "VARCHAR",
     "python": "VARCHAR",
     "solver_versions": "VARCHAR",  # JSON {package: version}
+    "wall_limit_s": "DOUBLE",  # hard limit of the run process (time_limit + grace)
+    "memory_limit_mb": "DOUBLE",  # NULL: no limit
+    "worker": "VARCHAR",  # host:pid of the process that ran the run
     "started_at": "TIMESTAMP",
     "finished_at": "TIMESTAMP",
 }
@@ -125,6 +131,12 @@ class Store:
             self.con = duckdb.connect(str(self.path))
             cols = ", ".join(f'"{k}" {v}' for k, v in RUN_COLUMNS.items())
             self.con.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+            # a store written by an older version lacks newer columns: add them (NULL in old rows)
+            have = {r[0] for r in self.con.execute("SELECT column_name FROM information_schema.columns "
+                                                   "WHERE table_name = 'runs'").fetchall()}
+            for k, v in RUN_COLUMNS.items():
+                if k not in have:
+                    self.con.execute(f'ALTER TABLE runs ADD COLUMN "{k}" {v}')
             icols = ", ".join(f'"{k}" {v}' for k, v in INSTANCE_COLUMNS.items())
             self.con.execute(f"CREATE TABLE IF NOT EXISTS instances ({icols})")
 

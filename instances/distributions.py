@@ -9,9 +9,9 @@ their precision), ``ppf``/``isf``, ``sample`` and ``mean``, built from
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 from scipy import integrate, special

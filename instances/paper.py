@@ -49,7 +49,7 @@ def paper_instance(network: str, noise_mode: str = "per_run", target: float = 9.
     if noise_mode not in NOISE_MODES:
         raise InputError(f"noise_mode must be one of {', '.join(NOISE_MODES)}", "--set", "noise_mode")
     models = []
-    for mid, (F, mean, var, work, size, A, B, p) in TABLE_I[network].items():
+    for mid, (_F, mean, var, work, size, A, B, p) in TABLE_I[network].items():
         models.append({"id": mid, "size": size, "work": work, "progress": {"A": A, "B": B, "p": p},
                        "noise": {"family": "invgamma", "mean": mean, "var": var}})
     data = {

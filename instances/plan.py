@@ -147,7 +147,7 @@ class Plan:
                 raise err("epochs must be an integer >= 1", f"{p}.epochs")
             segs.append(Segment(s["model"], s["cluster"], float(lv), ep))
         if not segs and status in ("optimal", "feasible"):
-            raise err(f"segments may be empty only when status is infeasible, timeout or error", "$.segments")
+            raise err("segments may be empty only when status is infeasible, timeout or error", "$.segments")
         for k in ("objective", "runtime_s"):
             v = data.get(k)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):

@@ -7,7 +7,6 @@ fields raise :class:`~deplbench.errors.InputError` naming the JSON path.
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -247,6 +246,3 @@ class Instance(_Strict):
         d = self.model_dump(by_alias=True, exclude_none=True)
         return d
 
-
-def finite(x: float) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-from builders import tiny_dict
 
 from deplbench.instances.io import instance_from_dict
+
+from builders import tiny_dict
 
 
 @pytest.fixture

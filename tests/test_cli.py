@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import pytest
-from builders import MODEL_EXAMPLE_PLAN
 
 from deplbench.cli import main
 from deplbench.instances.io import load_instance, save_instance, save_plan
 from deplbench.instances.paper import canonical_names, load_paper, paper_instance
+
+from builders import MODEL_EXAMPLE_PLAN
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def test_cost_and_time_by_hand(tiny):
     g = ev.g
     a = [2 / math.sqrt(1), 2 / math.sqrt(2), 1.2 / math.sqrt(4), 1.2 / math.sqrt(5), 1.2 / math.sqrt(6)]
     pen = loss_terms(tiny, plan.models(), g)
-    e_pen = [d.mean for d, c in zip(pen.dists, pen.coefs) if c == 1.0][0]
+    e_pen = [d.mean for d, c in zip(pen.dists, pen.coefs, strict=False) if c == 1.0][0]
     assert 0.3 < e_pen < 0.35
     assert ev.loss_mean == pytest.approx(10 - g * sum(a) + e_pen, rel=1e-9)
 

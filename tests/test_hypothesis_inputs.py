@@ -5,11 +5,12 @@ from __future__ import annotations
 import copy
 import json
 
-from builders import tiny_dict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deplbench.cli import main
+
+from builders import tiny_dict
 
 BASE = tiny_dict()
 

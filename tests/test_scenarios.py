@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from builders import tiny_dict
 
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.loss import loss_terms
@@ -18,6 +17,8 @@ from deplbench.instances.scenarios import (
     scenario_losses,
 )
 from deplbench.instances.semantics import data_effect, progress
+
+from builders import tiny_dict
 
 
 @pytest.mark.parametrize("omega, S, allowed", [(0.9, 10, 1), (0.99, 200, 2), (0.99, 100, 1), (0.95, 1000, 50),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from builders import tiny_dict
 
 from deplbench.cli import main
+
+from builders import tiny_dict
 
 
 def _set(path, value):

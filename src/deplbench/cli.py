@@ -15,7 +15,6 @@ import importlib
 import json
 import pkgutil
 import sys
-from pathlib import Path
 
 from deplbench.errors import InputError
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from deplbench.instances.plan import Plan
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     """Outcome of a solve (MODEL.md section 3).
 
     ``optimal`` is proven for the problem the solver solves (the SAA sample for the
