@@ -1,0 +1,111 @@
+"""``milp-highs-direct``: the SAA MILP as sparse matrices passed to highspy (``passModel``).
+
+The matrices come from :func:`deplbench.formulations.saa_model.build`; no modelling
+layer is involved, which is what makes this build fast (see ``benchmarks/bench_milp.py``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import highspy
+import numpy as np
+
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.registry import register_solver
+
+#: feasibility tolerances (rows and integrality): the SAA check allows 1e-9 on the loss
+FEAS_TOL = 1e-9
+
+
+def to_highs_lp(model: SaaModel) -> highspy.HighsLp:
+    """A :class:`highspy.HighsLp` (row-wise matrix, integrality, names if the model has them)."""
+    A = model.A.tocsr()
+    A.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_ = model.n_vars
+    lp.num_row_ = model.n_cons
+    inf = highspy.kHighsInf
+    lp.col_cost_ = model.c
+    lp.col_lower_ = np.clip(model.lb, -inf, inf)
+    lp.col_upper_ = np.clip(model.ub, -inf, inf)
+    lp.row_lower_ = np.clip(model.row_lb, -inf, inf)
+    lp.row_upper_ = np.clip(model.row_ub, -inf, inf)
+    lp.offset_ = model.offset
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_ = model.n_vars
+    lp.a_matrix_.num_row_ = model.n_cons
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                       for i in model.integer]
+    if model.names:
+        lp.col_names_ = model.names
+        lp.row_names_ = [f"r{i}" for i in range(model.n_cons)]
+    return lp
+
+
+def configure(h: highspy.Highs, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
+    """Quiet output, limits and tight tolerances (shared with the export round trip)."""
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("mip_abs_gap", 0.0 if mip_gap == 0 else 1e-6)
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("random_seed", int(seed))
+    h.setOptionValue("primal_feasibility_tolerance", FEAS_TOL)
+    h.setOptionValue("mip_feasibility_tolerance", FEAS_TOL)
+
+
+def run_highs(h: highspy.Highs) -> tuple[str, np.ndarray | None, float | None, float | None, int | None]:
+    """Run and read back (status, x, objective, bound, nodes)."""
+    h.run()
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    S = highspy.HighsModelStatus
+    has_x = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value) if has_x else None
+    obj = info.objective_function_value if has_x else None
+    bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else None
+    nodes = int(info.mip_node_count)
+    if ms == S.kOptimal:
+        status = "optimal"
+    elif ms == S.kInfeasible:
+        status = "infeasible"
+    elif ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit):
+        status = "timeout"
+    else:
+        status = "error"
+    return status, x, obj, bound, nodes
+
+
+def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
+                 mip_gap: float, threads: int, seed: int) -> SubResult:
+    """Build the matrices of one dataset selection and solve them with highspy."""
+    t0 = time.perf_counter()
+    model = build(data, formulation, margin=margin)
+    h = highspy.Highs()
+    configure(h, time_limit=time_limit - (time.perf_counter() - t0), mip_gap=mip_gap,
+              threads=threads, seed=seed)
+    h.passModel(to_highs_lp(model))
+    t1 = time.perf_counter()
+    status, x, obj, bound, nodes = run_highs(h)
+    t2 = time.perf_counter()
+    plan = model.decode(x) if x is not None else None
+    msg = "" if status != "error" else f"HiGHS: {h.modelStatusToString(h.getModelStatus())}"
+    return SubResult(status, plan, obj, bound, nodes, build_s=t1 - t0, solve_s=t2 - t1,
+                     n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
+
+
+@register_solver("milp-highs-direct", kind="saa", defaults=dict(SAA_DEFAULTS),
+                 description="SAA MILP as sparse matrices, solved by highspy directly")
+def solve_highs_direct(instance, *, scenarios: int, formulation: str, mip_gap: float,
+                       time_limit: float, seed: int, threads: int):
+    """SAA MILP as sparse matrices, solved by highspy directly."""
+    def sub(data, **kw):
+        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+
+    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
+                   time_limit=time_limit)

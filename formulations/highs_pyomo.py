@@ -1,0 +1,161 @@
+"""``milp-highs``: the SAA MILP written algebraically in Pyomo, solved by HiGHS.
+
+The same formulations as :mod:`deplbench.formulations.saa_model` (same variables,
+rows, big-M and cuts; ``docs/formulations.md``), written as Pyomo components and solved
+through ``pyomo.contrib.solver``'s ``highs`` interface. It is the readable
+reference and the yardstick of the direct build's speed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from deplbench.formulations.highs_direct import FEAS_TOL
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_model import (
+    SubsetData,
+    decode_aggregated,
+    decode_time_indexed,
+)
+from deplbench.registry import register_solver
+
+
+def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.ConcreteModel:
+    """The SAA MILP of one dataset selection as a Pyomo model."""
+    S, M, K = data.imp.shape
+    P, O = len(data.switches), len(data.opts)
+    cost, tm, ci = data.opts.cost, data.opts.time, data.opts.cluster_index
+    bigm = data.big_m(margin)
+    agg_runs = data.per_run
+    mdl = pyo.ConcreteModel()
+    mdl.K, mdl.M, mdl.O, mdl.P, mdl.S = (pyo.RangeSet(0, n - 1) for n in (K, M, O, P, S))
+    mdl.K2 = pyo.RangeSet(1, K - 1)  # epochs 2..K (0-based 1..K-1): where switches happen
+    mdl.z = pyo.Var(mdl.K, mdl.M, domain=pyo.Binary)
+    mdl.w = pyo.Var(mdl.K2, mdl.P, bounds=(0, 1))
+    mdl.v = pyo.Var(mdl.S, domain=pyo.Binary)
+    for s in range(S):
+        if bigm[s] <= 0:
+            mdl.v[s].fix(0)
+    clusters = [j for j in range(data.n_clusters) if data.transfer[j] > 0]
+    mdl.used = pyo.Var(clusters, domain=pyo.Binary)
+    if formulation == "aggregated":
+        mdl.n = pyo.Var(mdl.M, mdl.O, domain=pyo.NonNegativeIntegers, bounds=(0, K))
+        count = {(m, o): mdl.n[m, o] for m in range(M) for o in range(O)}
+        compute = sum(cost[o] * mdl.n[m, o] for m in range(M) for o in range(O))
+    else:
+        mdl.y = pyo.Var(mdl.K, mdl.M, mdl.O, domain=pyo.Binary)
+        count = {(m, o): sum(mdl.y[k, m, o] for k in range(K)) for m in range(M) for o in range(O)}
+        compute = sum(cost[o] * mdl.y[k, m, o] for k in range(K) for m in range(M) for o in range(O))
+    mdl.cost = pyo.Objective(expr=compute + sum(data.transfer[j] * mdl.used[j] for j in clusters))
+
+    active = {k: sum(mdl.z[k, m] for m in range(M)) for k in range(K)}
+    mdl.first = pyo.Constraint(expr=active[0] == 1)
+    mdl.one_model = pyo.Constraint(mdl.K2, rule=lambda b, k: active[k] <= 1)
+    mdl.contiguous = pyo.Constraint(mdl.K2, rule=lambda b, k: active[k] <= active[k - 1])
+    forb = list(data.forbidden.items())
+    mdl.forbidden = pyo.Constraint(
+        mdl.K2, range(len(forb)),
+        rule=lambda b, k, i: b.z[k - 1, forb[i][0]] + sum(b.z[k, c] for c in forb[i][1]) <= 1)
+    sw = data.switches
+    mdl.and_prev = pyo.Constraint(mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] <= b.z[k - 1, sw[p][0]])
+    mdl.and_cur = pyo.Constraint(mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] <= b.z[k, sw[p][1]])
+    mdl.and_both = pyo.Constraint(
+        mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] >= b.z[k - 1, sw[p][0]] + b.z[k, sw[p][1]] - 1)
+    if P and K > 1 and data.max_switches < K - 1:
+        mdl.few_switches = pyo.Constraint(expr=pyo.quicksum(mdl.w.values()) <= data.max_switches)
+    if formulation == "aggregated":
+        mdl.link = pyo.Constraint(mdl.M, rule=lambda b, m: sum(b.n[m, o] for o in range(O))
+                                  == sum(b.z[k, m] for k in range(K)))
+        mdl.cluster_used = pyo.Constraint(clusters, rule=lambda b, j: sum(
+            b.n[m, o] for m in range(M) for o in range(O) if ci[o] == j) <= K * b.used[j])
+    else:
+        mdl.link = pyo.Constraint(mdl.K, mdl.M, rule=lambda b, k, m: sum(b.y[k, m, o] for o in range(O))
+                                  == b.z[k, m])
+        mdl.cluster_used = pyo.Constraint(mdl.K, clusters, rule=lambda b, k, j: sum(
+            b.y[k, m, o] for m in range(M) for o in range(O) if ci[o] == j) <= b.used[j])
+    mdl.budget = pyo.Constraint(expr=sum(tm[m, o] * count[m, o] for m in range(M) for o in range(O))
+                                <= data.budget)
+    if agg_runs:
+        mdl.run = pyo.Var(mdl.M)
+        mdl.run_def = pyo.Constraint(mdl.M, rule=lambda b, m: b.run[m] == sum(
+            data.gain[m, k] * b.z[k, m] for k in range(K)))
+
+    def scenario(b, s):
+        if bigm[s] <= 0:
+            return pyo.Constraint.Skip
+        if agg_runs:
+            gain = sum(data.x_run[s, m] * b.run[m] for m in range(M))
+        else:
+            gain = sum(data.imp[s, m, k] * b.z[k, m] for k in range(K) for m in range(M))
+        pen = sum(data.pen[s, p, k] * b.w[k, p] for k in range(1, K) for p in range(P))
+        return data.l0 - gain + pen <= data.target - margin + bigm[s] * b.v[s]
+
+    mdl.scenario = pyo.Constraint(mdl.S, rule=scenario)
+    mdl.quantile = pyo.Constraint(expr=sum(mdl.v[s] for s in range(S)) <= data.allowed)
+    return mdl
+
+
+def decode_pyomo(data: SubsetData, mdl: pyo.ConcreteModel, formulation: str):
+    """The plan of the values loaded into ``mdl``."""
+    S, M, K = data.imp.shape
+    z = np.array([[pyo.value(mdl.z[k, m]) for m in range(M)] for k in range(K)])
+    O = len(data.opts)
+    if formulation == "aggregated":
+        n = np.array([[pyo.value(mdl.n[m, o]) for o in range(O)] for m in range(M)])
+        return decode_aggregated(data, z, n)
+    y = np.array([[[pyo.value(mdl.y[k, m, o]) for o in range(O)] for m in range(M)] for k in range(K)])
+    return decode_time_indexed(data, z, y)
+
+
+def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
+                 mip_gap: float, threads: int, seed: int) -> SubResult:
+    """Build the Pyomo model of one dataset selection and solve it with HiGHS."""
+    t0 = time.perf_counter()
+    mdl = build_pyomo(data, formulation, margin)
+    t1 = time.perf_counter()
+    opt = Highs()
+    res = opt.solve(mdl, time_limit=max(time_limit - (t1 - t0), 1e-3), rel_gap=mip_gap,
+                    abs_gap=0.0 if mip_gap == 0 else 1e-6, threads=threads,
+                    load_solutions=False, raise_exception_on_nonoptimal_result=False,
+                    solver_options={"random_seed": int(seed), "primal_feasibility_tolerance": FEAS_TOL,
+                                    "mip_feasibility_tolerance": FEAS_TOL})
+    t2 = time.perf_counter()
+    highs_s = float(getattr(res.timing_info, "highs_time", t2 - t1))
+    tc = res.termination_condition
+    plan = obj = None
+    if res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible):
+        res.solution_loader.load_vars()
+        plan = decode_pyomo(data, mdl, formulation)
+        obj = res.incumbent_objective
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        status = "optimal"
+    elif tc == TerminationCondition.provenInfeasible:
+        status = "infeasible"
+    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit,
+                TerminationCondition.interrupted):
+        status = "timeout"
+    else:
+        status = "error"
+    nodes = getattr(res.extra_info, "mip_node_count", None)
+    n_vars = mdl.nvariables()
+    return SubResult(status, plan, obj, res.objective_bound, int(nodes) if nodes is not None else None,
+                     build_s=(t1 - t0) + max(t2 - t1 - highs_s, 0.0), solve_s=highs_s,
+                     n_vars=n_vars, n_cons=mdl.nconstraints(),
+                     message="" if status != "error" else f"HiGHS via Pyomo: {tc.name}")
+
+
+@register_solver("milp-highs", kind="saa", defaults=dict(SAA_DEFAULTS),
+                 description="SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)")
+def solve_highs_pyomo(instance, *, scenarios: int, formulation: str, mip_gap: float,
+                      time_limit: float, seed: int, threads: int):
+    """SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)."""
+    def sub(data, **kw):
+        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+
+    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
+                   time_limit=time_limit)

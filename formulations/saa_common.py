@@ -1,0 +1,194 @@
+"""What every SAA backend shares: dataset subsets, the subset loop, verification, the result.
+
+Each backend provides ``solve_subset(data, formulation, margin, time_limit) -> SubResult``;
+:func:`run_saa` samples the scenarios, loops over the dataset selections, verifies every
+decoded plan on the sample (retrying once with a safety margin on the target) and
+assembles one :class:`~deplbench.results.SolveResult`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from deplbench.errors import InputError
+from deplbench.instances.evaluate import plan_costs
+from deplbench.instances.plan import Plan
+from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
+from deplbench.instances.semantics import data_effect, within_budget
+from deplbench.results import SolveResult, Status
+
+#: at most this many dataset selections (each one MILP); more datasets are refused
+MAX_SUBSETS = 1024
+#: margin (relative to loss.initial) of the retry when a plan fails the check at margin 0
+RETRY_MARGIN = 1e-7
+#: statuses a backend may return for one subset
+SUB_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unknown", "error")
+SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4}
+
+
+@dataclass
+class SubResult:
+    """Outcome of one dataset selection's MILP.
+
+    ``status``: ``optimal`` / ``infeasible`` (proven for the SAA of this selection),
+    ``feasible`` (a plan, optimality not proven for the SAA), ``timeout`` (limit hit,
+    ``plan`` is the incumbent or None), ``unknown`` (nothing proven, no plan),
+    ``error``.
+    """
+
+    status: str
+    plan: Plan | None = None
+    objective: float | None = None
+    bound: float | None = None
+    nodes: int | None = None
+    build_s: float = 0.0
+    solve_s: float = 0.0
+    n_vars: int = 0
+    n_cons: int = 0
+    message: str = ""
+
+
+def dataset_subsets(instance) -> list[tuple[str, ...]]:
+    """Every non-empty dataset selection with g > 0, smallest first."""
+    ids = instance.dataset_ids
+    if 2 ** len(ids) - 1 > MAX_SUBSETS:
+        raise InputError(f"{len(ids)} datasets give {2 ** len(ids) - 1} selections; the SAA MILPs "
+                         f"enumerate at most {MAX_SUBSETS} (10 datasets)")
+    out = []
+    for r in range(1, len(ids) + 1):
+        for sub in itertools.combinations(ids, r):
+            if data_effect(instance, sub).g > 0:
+                out.append(sub)
+    return out
+
+
+def verify(instance, plan: Plan, sc: Scenarios) -> str:
+    """Empty string if ``plan`` meets every rule and the SAA constraint on ``sc``, else why not."""
+    models = plan.models()
+    if not 1 <= len(models) <= instance.max_epochs:
+        return f"K = {len(models)} epochs"
+    for a, b in zip(models, models[1:], strict=False):
+        if not instance.allowed(a, b):
+            return f"forbidden switch {a} -> {b}"
+    _, _, t = plan_costs(instance, plan)
+    if not within_budget(t, instance.time_budget):
+        return f"time {t:.10g} > budget {instance.time_budget:g}"
+    chk = evaluate_on_scenarios(instance, plan, sc)
+    if not chk.ok:
+        return f"{chk.n_violated} scenarios violated, {chk.allowed} allowed"
+    return ""
+
+
+def plan_cost(instance, plan: Plan) -> float:
+    compute, transfer, _ = plan_costs(instance, plan)
+    return compute + transfer
+
+
+SolveSubset = Callable[..., SubResult]
+
+
+def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, formulation: str,
+            time_limit: float) -> SolveResult:
+    """Solve the SAA over every dataset selection with ``solve_subset`` and assemble the result.
+
+    ``solve_subset(data, formulation=..., margin=..., time_limit=...)`` solves one
+    selection. Statuses combine as documented in ``docs/formulations.md``: optimal only
+    if every selection is optimal or infeasible.
+    """
+    from deplbench.formulations.saa_model import FORMULATIONS, subset_data
+
+    if formulation not in FORMULATIONS:
+        raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")
+    if scenarios < 1:
+        raise InputError("scenarios must be >= 1", "--set", "scenarios")
+    t0 = time.perf_counter()
+    subsets = dataset_subsets(instance)
+    sc = sample_scenarios(instance, scenarios, seed)
+    build_s = time.perf_counter() - t0
+    solve_s = 0.0
+    subs: list[SubResult] = []
+    margin_used = 0.0
+    for ds in subsets:
+        left = time_limit - (time.perf_counter() - t0)
+        if left <= 0:
+            subs.append(SubResult("unknown", message="time limit reached before this selection"))
+            continue
+        tb = time.perf_counter()
+        data = subset_data(instance, ds, sc)
+        build_s += time.perf_counter() - tb
+        r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
+        if r.plan is not None and verify(instance, r.plan, sc):
+            # solver tolerances let the plan slip past the target: re-solve with a margin,
+            # then the result is only feasible for the SAA (the margin excludes plans)
+            why = verify(instance, r.plan, sc)
+            build_s += r.build_s
+            solve_s += r.solve_s
+            margin_used = RETRY_MARGIN * max(1.0, abs(instance.loss.initial))
+            left = max(time_limit - (time.perf_counter() - t0), 1e-3)
+            r = solve_subset(data, formulation=formulation, margin=margin_used, time_limit=left)
+            if r.status == "optimal":
+                r.status = "feasible"
+            if r.status == "infeasible":
+                r.status = "unknown"
+            if r.plan is not None and verify(instance, r.plan, sc):
+                r = SubResult("error", message=f"decoded plan fails the SAA check ({why})",
+                              build_s=r.build_s, solve_s=r.solve_s, n_vars=r.n_vars, n_cons=r.n_cons)
+        build_s += r.build_s
+        solve_s += r.solve_s
+        subs.append(r)
+    return assemble(instance, subs, sc, build_s=build_s, solve_s=solve_s, extra={
+        "formulation": formulation, "scenarios": scenarios, "n_subsets": len(subsets),
+        "margin": margin_used})
+
+
+def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, solve_s: float,
+             extra: dict) -> SolveResult:
+    """Combine the selections' outcomes into one result (best plan, min bound, status)."""
+    best: SubResult | None = None
+    best_cost = math.inf
+    for r in subs:
+        if r.plan is not None:
+            c = plan_cost(instance, r.plan)
+            if c < best_cost:
+                best, best_cost = r, c
+    sts = {r.status for r in subs}
+    bounds = [math.inf if r.status == "infeasible" else (r.bound if r.bound is not None else 0.0)
+              for r in subs]
+    bound = min(bounds) if bounds else None
+    if best is not None and bound is not None:
+        bound = min(bound, best_cost)  # a bound above the incumbent is rounding noise
+    msgs = "; ".join(r.message for r in subs if r.message)
+    if "error" in sts:
+        status = Status.ERROR
+    elif sts <= {"optimal", "infeasible"}:
+        status = Status.OPTIMAL if "optimal" in sts else Status.INFEASIBLE
+    elif best is not None and sts <= {"optimal", "infeasible", "feasible"}:
+        status = Status.FEASIBLE
+    elif "timeout" in sts or "unknown" in sts:
+        status = Status.TIMEOUT if best is not None or "timeout" in sts else Status.ERROR
+    else:
+        status = Status.ERROR
+    if status == Status.ERROR and not msgs:
+        msgs = "no selection was solved and nothing was proven"
+    if status == Status.INFEASIBLE:
+        bound = None
+    ex = dict(extra)
+    ex.update({"n_vars": int(sum(r.n_vars for r in subs)), "n_cons": int(sum(r.n_cons for r in subs)),
+               "saa_allowed": int(sc.n - math.ceil(instance.loss.quantile * sc.n - 1e-9))})
+    plan = best.plan if best is not None else None
+    if plan is not None:
+        ex["saa_violated"] = int(evaluate_on_scenarios(instance, plan, sc).n_violated)
+    gap = None
+    if plan is not None and bound is not None and math.isfinite(bound):
+        gap = max(0.0, (best_cost - bound) / max(abs(best_cost), 1e-9))
+    nodes = [r.nodes for r in subs if r.nodes is not None]
+    return SolveResult(status, plan=plan, objective=best_cost if plan is not None else None,
+                       bound=bound if bound is None or math.isfinite(bound) else None,
+                       build_s=build_s, solve_s=solve_s, gap=gap,
+                       nodes=int(np.sum(nodes)) if nodes else None, message=msgs, extra=ex)
