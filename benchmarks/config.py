@@ -1,0 +1,307 @@
+"""Grids as data: a TOML config expands to a list of :class:`RunSpec` (see ``docs/harness.md``).
+
+A config names experiments; each crosses instance grids (a family, parameter grids and
+seeds) with solver grids (a method and parameter grids) and repetitions. A list value
+is a grid axis, a scalar is fixed. Every run has a deterministic key (a hash of what
+defines it), which is how the store knows what is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from deplbench.errors import InputError
+from deplbench.registry import COMMON_DEFAULTS, FAMILY_MODULES, SOLVER_MODULES
+
+#: Harness settings, their defaults and types (table ``[harness]``, overridable per experiment).
+HARNESS_DEFAULTS: dict[str, Any] = {
+    "grace": 10.0,  # s after the solver's time_limit before the run is killed
+    "memory_limit_mb": 0.0,  # 0: no limit
+    "eval_samples": 20_000,  # Monte-Carlo samples of the re-evaluation
+    "oos_samples": 100_000,  # out-of-sample check of SAA plans
+    "repetitions": 1,
+}
+TOP_KEYS = {"description", "harness", "experiments"}
+EXPERIMENT_KEYS = {"name", "description", "instances", "solvers", *HARNESS_DEFAULTS}
+INSTANCE_KEYS = {"family", "module", "params", "seeds"}
+SOLVER_KEYS = {"name", "module", "params"}
+SCALAR = (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: an instance (family, parameters, seed), a method with parameters, limits."""
+
+    key: str
+    config: str
+    experiment: str
+    family: str
+    family_module: str
+    instance_params: dict[str, Any]
+    instance_seed: int
+    solver: str
+    solver_module: str
+    params: dict[str, Any]
+    repetition: int
+    grace: float
+    memory_limit_mb: float
+    eval_samples: int
+    oos_samples: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def instance_id(self) -> str:
+        """Identifies the instance (family, parameters, seed) within a harness run."""
+        return _canon({"family": self.family, "params": self.instance_params, "seed": self.instance_seed})
+
+    @property
+    def wall_limit_s(self) -> float:
+        """Hard wall-clock limit of the run process: the solver's limit plus the grace period."""
+        return float(self.params.get("time_limit", COMMON_DEFAULTS["time_limit"])) + self.grace
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    source: str
+    description: str
+    runs: list[RunSpec]
+
+
+def shipped_configs() -> list[str]:
+    """Names of the configs shipped with the package."""
+    folder = resources.files("deplbench.benchmarks") / "configs"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def resolve(config: str) -> Path:
+    """A config path, or the name of a shipped config (``paper``, ``smoke``, ...)."""
+    p = Path(config)
+    if p.suffix == ".toml" or p.exists():
+        if not p.is_file():
+            raise InputError("no such config file", config)
+        return p
+    folder = resources.files("deplbench.benchmarks") / "configs"
+    shipped = folder / f"{config}.toml"
+    if not shipped.is_file():
+        raise InputError(f"no such config file or shipped config (shipped: {', '.join(shipped_configs())})",
+                         config)
+    return Path(str(shipped))
+
+
+def load_config(config: str | Path) -> Config:
+    """Read, validate and expand a config; any problem is one :class:`InputError`."""
+    path = resolve(str(config))
+    src = str(config)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"malformed TOML: {exc}", src) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read config ({type(exc).__name__})", src) from None
+    return expand(data, path.stem, src)
+
+
+def expand(data: Mapping[str, Any], name: str, src: str = "<config>") -> Config:
+    """Validate a parsed config and expand it to runs (in a stable order)."""
+    _keys(data, TOP_KEYS, src, "")
+    harness = _harness(data.get("harness", {}), dict(HARNESS_DEFAULTS), src, "harness")
+    exps = data.get("experiments")
+    if not isinstance(exps, list) or not exps:
+        raise InputError("needs at least one [[experiments]] table", src, "experiments")
+    runs: list[RunSpec] = []
+    names: set[str] = set()
+    for i, exp in enumerate(exps):
+        at = f"experiments[{i}]"
+        if not isinstance(exp, dict):
+            raise InputError("must be a table", src, at)
+        _keys(exp, EXPERIMENT_KEYS, src, at)
+        ename = exp.get("name")
+        if not isinstance(ename, str) or not ename:
+            raise InputError("needs a non-empty string 'name'", src, f"{at}.name")
+        if ename in names:
+            raise InputError(f"experiment name '{ename}' is used twice", src, f"{at}.name")
+        names.add(ename)
+        h = _harness({k: v for k, v in exp.items() if k in HARNESS_DEFAULTS}, dict(harness), src, at)
+        insts = _instance_grid(exp.get("instances"), src, f"{at}.instances")
+        solvers = _solver_grid(exp.get("solvers"), src, f"{at}.solvers")
+        for (fam, fmod, ip, seed), (sol, smod, sp), rep in itertools.product(
+                insts, solvers, range(h["repetitions"])):
+            params = dict(sp)
+            params["seed"] = int(params.get("seed", COMMON_DEFAULTS["seed"])) + rep
+            key = run_key(ename, fam, ip, seed, sol, params, rep)
+            runs.append(RunSpec(key, name, ename, fam, fmod, ip, seed, sol, smod, params, rep,
+                                float(h["grace"]), float(h["memory_limit_mb"]), int(h["eval_samples"]),
+                                int(h["oos_samples"])))
+    seen: set[str] = set()
+    unique = [r for r in runs if not (r.key in seen or seen.add(r.key))]
+    return Config(name, src, str(data.get("description", "")), unique)
+
+
+def run_key(experiment: str, family: str, instance_params: Mapping[str, Any], seed: int, solver: str,
+            params: Mapping[str, Any], repetition: int) -> str:
+    """Deterministic key of a run: a hash of everything that defines it (not of the limits)."""
+    text = _canon({"experiment": experiment, "family": family, "instance_params": instance_params,
+                   "instance_seed": seed, "solver": solver, "params": params, "repetition": repetition})
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+# ---- validation helpers ------------------------------------------------------------------------
+
+def _canon(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _keys(table: Mapping[str, Any], allowed: set[str], src: str, at: str) -> None:
+    for k in table:
+        if k not in allowed:
+            where = f"{at}.{k}" if at else k
+            raise InputError(f"unknown key (allowed: {', '.join(sorted(allowed))})", src, where)
+
+
+def _harness(table: Any, out: dict[str, Any], src: str, at: str) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise InputError("must be a table", src, at)
+    _keys(table, set(HARNESS_DEFAULTS), src, at)
+    for k, v in table.items():
+        default = HARNESS_DEFAULTS[k]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+        if isinstance(default, int) and not isinstance(v, int):
+            ok = False
+        if k == "repetitions" and ok and v < 1:
+            ok = False
+        if not ok:
+            kind = "an integer >= 1" if k == "repetitions" else (
+                "an integer >= 0" if isinstance(default, int) else "a number >= 0")
+            raise InputError(f"must be {kind}, not {v!r}", src, f"{at}.{k}")
+        out[k] = v
+    return out
+
+
+def _grid(params: Any, src: str, at: str) -> list[dict[str, Any]]:
+    """``{a: [1, 2], b: 3}`` -> ``[{a: 1, b: 3}, {a: 2, b: 3}]``."""
+    if params is None:
+        return [{}]
+    if not isinstance(params, dict):
+        raise InputError("must be a table of parameter = value or [values]", src, at)
+    axes = []
+    for k, v in params.items():
+        vals = v if isinstance(v, list) else [v]
+        if not vals:
+            raise InputError("an empty list gives no runs", src, f"{at}.{k}")
+        for x in vals:
+            if not isinstance(x, SCALAR):
+                raise InputError(f"values must be strings, numbers or booleans, not {type(x).__name__}",
+                                 src, f"{at}.{k}")
+        axes.append([(k, x) for x in vals])
+    return [dict(combo) for combo in itertools.product(*axes)]
+
+
+def _normalize(value: Any, default: Any) -> Any:
+    """TOML ``5`` where the default is ``5.0`` is the float 5.0 (so keys and names agree)."""
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _check_params(raw: dict[str, Any], defaults: Mapping[str, Any] | None, what: str, src: str,
+                  at: str) -> dict[str, Any]:
+    """Reject unknown parameters and wrongly typed values; returns the full parameter set."""
+    if defaults is None:  # module not available yet: keep what is given, the run records the error
+        return {k: _normalize(v, COMMON_DEFAULTS.get(k)) for k, v in {**COMMON_DEFAULTS, **raw}.items()}
+    out = dict(defaults)
+    for k, v in raw.items():
+        if k not in defaults:
+            raise InputError(f"{what} has no parameter '{k}' (known: {', '.join(sorted(defaults))})",
+                             src, f"{at}.{k}")
+        d = defaults[k]
+        v = _normalize(v, d)
+        if d is not None and not isinstance(v, type(d)) and not (isinstance(d, float) and isinstance(v, int)):
+            raise InputError(f"{what}: {v!r} is not a valid {type(d).__name__}", src, f"{at}.{k}")
+        out[k] = v
+    tl = out.get("time_limit")
+    if tl is not None and not (isinstance(tl, (int, float)) and tl > 0):
+        raise InputError(f"time_limit must be a positive number, not {tl!r}", src, f"{at}.time_limit")
+    return out
+
+
+def _spec_defaults(kind: str, name: str, module: str, src: str, at: str) -> dict[str, Any] | None:
+    """The registered defaults of a solver or family, or None if its module is not installed yet."""
+    from deplbench import registry
+
+    table = registry._SOLVERS if kind == "solver" else registry._FAMILIES
+    if name not in table:
+        if not registry._importable(module):
+            return None
+        try:
+            __import__(module)
+        except Exception:  # a broken module is a run error (recorded per run), not a config error
+            return None
+    if name not in table:
+        raise InputError(f"module '{module}' does not register {kind} '{name}'", src, at)
+    return dict(table[name].defaults)
+
+
+def _entries(value: Any, src: str, at: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not value or not all(isinstance(e, dict) for e in value):
+        raise InputError("needs a non-empty list of tables", src, at)
+    return value
+
+
+def _module(entry: dict, name: str, known: Mapping[str, str], kind: str, src: str, at: str) -> str:
+    module = entry.get("module")
+    if module is not None:
+        if not isinstance(module, str) or not module:
+            raise InputError("must be a module name", src, f"{at}.module")
+        return module
+    if name not in known:
+        raise InputError(f"unknown {kind} '{name}' (known: {', '.join(sorted(known))})", src,
+                         f"{at}.{'family' if kind == 'family' else 'name'}")
+    return known[name]
+
+
+def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, int]]:
+    out = []
+    for j, e in enumerate(_entries(value, src, at)):
+        here = f"{at}[{j}]"
+        _keys(e, INSTANCE_KEYS, src, here)
+        fam = e.get("family")
+        if not isinstance(fam, str):
+            raise InputError("needs a string 'family'", src, f"{here}.family")
+        module = _module(e, fam, FAMILY_MODULES, "family", src, here)
+        seeds = e.get("seeds", [0])
+        seeds = seeds if isinstance(seeds, list) else [seeds]
+        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+            raise InputError("seeds must be an integer >= 0 or a non-empty list of them", src, f"{here}.seeds")
+        defaults = _spec_defaults("family", fam, module, src, here)
+        for point in _grid(e.get("params"), src, f"{here}.params"):
+            if defaults is None:
+                params = {k: v for k, v in point.items()}
+            else:
+                params = _check_params(point, defaults, f"family '{fam}'", src, f"{here}.params")
+            out.extend((fam, module, params, s) for s in seeds)
+    return out
+
+
+def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict]]:
+    out = []
+    for j, e in enumerate(_entries(value, src, at)):
+        here = f"{at}[{j}]"
+        _keys(e, SOLVER_KEYS, src, here)
+        name = e.get("name")
+        if not isinstance(name, str):
+            raise InputError("needs a string 'name'", src, f"{here}.name")
+        module = _module(e, name, SOLVER_MODULES, "solver", src, here)
+        defaults = _spec_defaults("solver", name, module, src, here)
+        for point in _grid(e.get("params"), src, f"{here}.params"):
+            out.append((name, module, _check_params(point, defaults, f"solver '{name}'", src,
+                                                    f"{here}.params")))
+    return out
