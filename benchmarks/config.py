@@ -133,11 +133,12 @@ def expand(data: Mapping[str, Any], name: str, src: str = "<config>") -> Config:
         h = _harness({k: v for k, v in exp.items() if k in HARNESS_DEFAULTS}, dict(harness), src, at)
         insts = _instance_grid(exp.get("instances"), src, f"{at}.instances")
         solvers = _solver_grid(exp.get("solvers"), src, f"{at}.solvers")
-        for (fam, fmod, ip, seed), (sol, smod, sp), rep in itertools.product(
+        for (fam, fmod, ip, igiven, seed), (sol, smod, sp, sgiven), rep in itertools.product(
                 insts, solvers, range(h["repetitions"])):
             params = dict(sp)
             params["seed"] = int(params.get("seed", COMMON_DEFAULTS["seed"])) + rep
-            key = run_key(ename, fam, ip, seed, sol, params, rep)
+            # the key hashes what the config gives, so that it survives a change of defaults
+            key = run_key(ename, fam, igiven, seed, sol, {**sgiven, "seed": params["seed"]}, rep)
             runs.append(RunSpec(key, name, ename, fam, fmod, ip, seed, sol, smod, params, rep,
                                 float(h["grace"]), float(h["memory_limit_mb"]), int(h["eval_samples"]),
                                 int(h["oos_samples"])))
@@ -268,7 +269,12 @@ def _module(entry: dict, name: str, known: Mapping[str, str], kind: str, src: st
     return known[name]
 
 
-def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, int]]:
+def _given(point: dict[str, Any], defaults: Mapping[str, Any] | None) -> dict[str, Any]:
+    base = defaults if defaults is not None else COMMON_DEFAULTS
+    return {k: _normalize(v, base.get(k)) for k, v in point.items()}
+
+
+def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict, int]]:
     out = []
     for j, e in enumerate(_entries(value, src, at)):
         here = f"{at}[{j}]"
@@ -287,11 +293,11 @@ def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, 
                 params = {k: v for k, v in point.items()}
             else:
                 params = _check_params(point, defaults, f"family '{fam}'", src, f"{here}.params")
-            out.extend((fam, module, params, s) for s in seeds)
+            out.extend((fam, module, params, _given(point, defaults), s) for s in seeds)
     return out
 
 
-def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict]]:
+def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict]]:
     out = []
     for j, e in enumerate(_entries(value, src, at)):
         here = f"{at}[{j}]"
@@ -302,6 +308,6 @@ def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict]]:
         module = _module(e, name, SOLVER_MODULES, "solver", src, here)
         defaults = _spec_defaults("solver", name, module, src, here)
         for point in _grid(e.get("params"), src, f"{here}.params"):
-            out.append((name, module, _check_params(point, defaults, f"solver '{name}'", src,
-                                                    f"{here}.params")))
+            full = _check_params(point, defaults, f"solver '{name}'", src, f"{here}.params")
+            out.append((name, module, full, _given(point, defaults)))
     return out

@@ -1,0 +1,115 @@
+"""``deplbench run [CONFIG]`` and ``deplbench export-results DIR``.
+
+``run`` expands a config (a path or the name of a shipped config, default ``paper``),
+skips the runs already in ``OUT/results.duckdb`` and executes the others; then, if the
+report module is installed, writes the report of the folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+from deplbench.errors import InputError
+
+DEFAULT_CONFIG = "paper"
+DEFAULT_ROOT = "deplbench-results"
+
+
+def _workers(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be >= 1")
+    return v
+
+
+def cmd_run(args) -> int:
+    from deplbench.benchmarks.config import load_config
+    from deplbench.benchmarks.runner import run_grid
+    from deplbench.benchmarks.store import DB_NAME, Store
+
+    if args.scheduler and args.cluster:
+        raise InputError("give either --scheduler or --cluster, not both", "--scheduler")
+    cfg = load_config(args.config)
+    out = Path(args.out) if args.out else Path(DEFAULT_ROOT) / cfg.name
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a folder", str(out))
+    if args.dry_run:
+        return _dry_run(cfg, out, args.retry_failed)
+    summary = run_grid(cfg.runs, out, workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
+                       retry_failed=args.retry_failed, progress=not args.quiet)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items())) or "nothing to run"
+    print(f"{cfg.name}: {summary.total} runs, {summary.skipped} already done, ran {summary.ran} ({counts});"
+          f" store {out / DB_NAME}")
+    with Store(out) as store:
+        failed = sum(1 for s in store.done().values() if s != "ok")
+    if failed:
+        print(f"{failed} stored runs did not finish ok (see harness_status/error; --retry-failed re-runs them)")
+    if not args.no_report and importlib.util.find_spec("deplbench.benchmarks.report") is not None:
+        from deplbench.benchmarks.report import build_report
+
+        html = build_report(out)
+        print(f"wrote {html}")
+    return 0
+
+
+def _dry_run(cfg, out: Path, retry_failed: bool) -> int:
+    from deplbench.benchmarks.store import DB_NAME, Store
+
+    done: dict[str, str] = {}
+    if (out / DB_NAME).exists():
+        with Store(out, read_only=True) as store:
+            done = store.done()
+    n_todo = 0
+    print(f"{'key':<20}  {'state':<10}  {'experiment':<14}  {'instance':<44}  solver  params")
+    for r in cfg.runs:
+        state = done.get(r.key, "todo")
+        if state == "todo" or (retry_failed and state != "ok"):
+            n_todo += 1
+            state = state if state == "todo" else f"{state}*"
+        inst = f"{r.family}({_short(r.instance_params)}) s{r.instance_seed}"
+        params = _short({k: v for k, v in r.params.items() if k not in ("threads",)})
+        print(f"{r.key:<20}  {state:<10}  {r.experiment:<14}  {inst:<44}  {r.solver}  {params}")
+    print(f"{cfg.name}: {len(cfg.runs)} runs, {len(cfg.runs) - n_todo} done, {n_todo} to run; store {out / DB_NAME}")
+    return 0
+
+
+def _short(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def cmd_export(args) -> int:
+    from deplbench.benchmarks.store import Store
+
+    with Store(args.dir, read_only=True) as store:
+        paths = store.export(args.format, args.out)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add the ``run`` and ``export-results`` commands."""
+    s = subparsers.add_parser("run", help="run a benchmark grid (a config) into a result store")
+    s.add_argument("config", nargs="?", default=DEFAULT_CONFIG,
+                   help=f"config file or shipped config name (default: {DEFAULT_CONFIG})")
+    s.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_ROOT}/CONFIG)")
+    s.add_argument("--workers", type=_workers, default=None, help="parallel runs (default: CPU cores)")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler")
+    s.add_argument("--cluster", choices=["local"], default=None, help="start a Dask LocalCluster")
+    s.add_argument("--dry-run", action="store_true", help="list the runs and which are done")
+    s.add_argument("--retry-failed", action="store_true", help="re-run stored runs that did not finish ok")
+    s.add_argument("--no-report", action="store_true", help="do not write the report afterwards")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_run)
+
+    s = subparsers.add_parser("export-results", help="export a result store to Parquet or CSV")
+    s.add_argument("dir", help="output folder of `deplbench run`")
+    s.add_argument("--format", required=True, choices=["parquet", "csv"])
+    s.add_argument("--out", default=None, help="folder of the exported files (default: DIR)")
+    s.set_defaults(func=cmd_export)
+
+
