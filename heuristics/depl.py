@@ -1,0 +1,188 @@
+"""The DepL heuristic: three stages composed by the loop of the paper's Fig. 3.
+
+1. Stage 1 ranks dataset choices by f(D) = K^(D) T^(D) (:mod:`.stage1_datasets`).
+2. Stage 2 finds cheapest model sequences on the expanded graph for a loss surrogate
+   (:mod:`.stage2_models`); one DP serves every surrogate target, and the target is
+   bisected: the loosest target whose plan the evaluator certifies wins.
+3. Stage 3 allocates clusters and levels to the sequence (:mod:`.stage3_allocation`).
+
+Loop: if no sequence of a dataset choice gives a certified plan, the choice is
+blacklisted and stage 1 proposes the next; if stage 3 cannot meet the time budget
+for a sequence, the sequence is blacklisted (treated as failing) and stage 2's
+search goes on. Outcome: ``feasible`` (certified), ``infeasible`` only with a proof
+(no epoch fits the budget, or g <= 0 for every choice), ``timeout`` when
+``time_limit`` ran out (with the incumbent, if any), and otherwise ``error`` with the
+reason: exhausting the heuristic's options proves nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from deplbench.heuristics.stage1_datasets import ranked_datasets
+from deplbench.heuristics.stage2_models import (
+    ExpandedGraph,
+    Surrogate,
+    cgf_surrogate,
+    chernoff_arguments,
+    mean_surrogate,
+    quantile_surrogate,
+)
+from deplbench.heuristics.stage3_allocation import allocate
+from deplbench.instances.evaluate import certify, evaluate
+from deplbench.instances.plan import Plan
+from deplbench.instances.semantics import data_effect, options
+from deplbench.registry import register_solver
+from deplbench.results import SolveResult, Status
+
+CERTIFY_RTOL = 2e-3  # coarse bracket first; certify() refines it while it straddles the target
+MAX_CAP = 4.0  # largest surrogate target tightening tried, as a multiple of the requirement
+
+
+@dataclass
+class _Found:
+    plan: Plan
+    cost: float
+    surrogate: str
+    scale: float  # surrogate target used, relative to the surrogate's own requirement
+
+
+@dataclass
+class _Search:
+    """State shared by the loop: deadline, memoised certifications, counters."""
+
+    instance: object
+    eta: int
+    eps: float
+    deadline: float
+    cert: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
+                                                 "sequences_blacklisted": 0, "datasets_tried": 0})
+
+    @property
+    def out_of_time(self) -> bool:
+        return time.perf_counter() > self.deadline
+
+    def certified(self, datasets, models: tuple[str, ...]) -> bool:
+        """Whether the certified quantile of the sequence meets the target (memoised)."""
+        key = (tuple(datasets), models)
+        if key not in self.cert:
+            inst = self.instance
+            self.stats["certifications"] += 1
+            plan = Plan.from_epochs(datasets, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1]) for m in models])
+            self.cert[key] = certify(inst, plan, CERTIFY_RTOL, decide=inst.loss.target).hi <= inst.loss.target
+        return self.cert[key]
+
+    def check(self, datasets, graph: ExpandedGraph, j: int, opts) -> _Found | None:
+        """Stage 3 and certification of the cheapest stage-2 path for requirement bucket ``j``."""
+        inst = self.instance
+        path = graph.path(j)
+        models = tuple(m for m, _ in path)
+        if not self.certified(datasets, models):
+            return None
+        alloc = allocate(inst, datasets, models, self.eps, opts)
+        if alloc is None:  # stage 3 cannot meet the time budget: blacklist the sequence
+            self.stats["sequences_blacklisted"] += 1
+            return None
+        plan = Plan.from_epochs(datasets, [(m, opts.clusters[o], opts.levels[o])
+                                           for m, o in zip(models, alloc.choice, strict=True)])
+        ev = evaluate(inst, plan, samples=0)  # the registry's own check, so a claim is never untrue
+        if not ev.feasible:
+            return None
+        return _Found(plan, ev.cost, graph.sur.name, j / graph.eta)
+
+
+def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | None:
+    """Bisect the surrogate target of one DP for the loosest target with a certified plan."""
+    cap = 1.0 if sur.valid else 1.25
+    while True:
+        graph = ExpandedGraph(s.instance, datasets, sur, s.eta, cap, opts)
+        s.stats["dp_layers"] += len(graph.layers)
+        cands = graph.candidates()
+        if not cands:
+            return None
+        top = s.check(datasets, graph, cands[-1], opts)
+        reaches_cap = math.isfinite(graph.cost(graph.L))
+        if top is not None or cap >= MAX_CAP or not reaches_cap or s.out_of_time:
+            break
+        cap = min(cap * 1.5, MAX_CAP)  # the surrogate was not a bound here: tighten it
+    if top is None:
+        return None
+    best, lo, hi = top, -1, len(cands) - 1
+    while hi - lo > 1 and not s.out_of_time:
+        mid = (lo + hi) // 2
+        found = s.check(datasets, graph, cands[mid], opts)
+        if found is None:
+            lo = mid
+        else:
+            hi = mid
+            if found.cost < best.cost:
+                best = found
+    return best
+
+
+def surrogates_for(instance, g: float, method: str) -> list[Surrogate]:
+    """The loss surrogates a method tries: CGF at several arguments (+ quantile in per_run), or the mean."""
+    if method == "best-exp":
+        return [mean_surrogate(instance, g)]
+    out = [cgf_surrogate(instance, g, t) for t in chernoff_arguments(instance, g)]
+    if instance.noise_mode == "per_run":
+        out.append(quantile_surrogate(instance, g))
+    return out
+
+
+def infeasibility_proof(instance) -> str | None:
+    """A reason no plan exists, when a simple one holds; None otherwise."""
+    all_ds = data_effect(instance, instance.dataset_ids)
+    if not all_ds.g > 0:
+        return f"g <= 0 even with every dataset (g = {all_ds.g:.6g})"
+    smallest = min(instance.datasets, key=lambda d: d.samples).id
+    fastest = float(options(instance, [smallest]).time.min())
+    if fastest > instance.time_budget * (1 + 1e-9):
+        return f"the fastest epoch takes {fastest:.6g} > time budget {instance.time_budget:.6g}"
+    return None
+
+
+def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: float) -> SolveResult:
+    """The Fig. 3 loop shared by ``depl`` and ``best-exp`` (they differ in the loss surrogate)."""
+    if eta < 1 or not eps > 0:
+        raise ValueError("need eta >= 1 and eps > 0")
+    proof = infeasibility_proof(instance)
+    if proof is not None:
+        return SolveResult(Status.INFEASIBLE, message=proof)
+    s = _Search(instance, int(eta), float(eps), time.perf_counter() + time_limit)
+    found = None
+    for datasets, _ in ranked_datasets(instance):
+        if s.out_of_time:
+            break
+        s.stats["datasets_tried"] += 1
+        g = data_effect(instance, datasets).g
+        opts = options(instance, datasets)
+        for sur in (surrogates_for(instance, g, method) if g > 0 else []):
+            cand = _search_surrogate(s, datasets, sur, opts)
+            if cand is not None and (found is None or cand.cost < found.cost):
+                found = cand
+        if found is not None:
+            break
+        s.stats["datasets_blacklisted"] += 1  # stage 2 found no certified path: back to stage 1
+    extra = dict(s.stats)
+    if found is None:
+        if s.out_of_time:
+            return SolveResult(Status.TIMEOUT, message=f"time limit {time_limit:g} s reached", extra=extra)
+        return SolveResult(Status.ERROR, extra=extra, message=(
+            f"no certified-feasible plan found after {s.stats['datasets_tried']} dataset choice(s); "
+            "the heuristic's options are exhausted (this is not a proof of infeasibility)"))
+    extra.update(surrogate=found.surrogate, target_scale=found.scale)
+    status = Status.TIMEOUT if s.out_of_time else Status.FEASIBLE
+    return SolveResult(status, plan=found.plan, objective=found.cost, extra=extra,
+                       message="time limit reached; plan is the incumbent" if status is Status.TIMEOUT else "")
+
+
+@register_solver("depl", kind="heuristic", defaults={"eta": 200, "eps": 0.05},
+                 description="DepL: dataset selection, expanded-graph model selection (CGF surrogate), MCKP FPTAS")
+def solve_depl(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
+               threads: int = 1) -> SolveResult:
+    """DepL heuristic (``eta`` buckets per resource, stage-3 accuracy ``eps``); deterministic."""
+    return run_pipeline(instance, method="depl", eta=eta, eps=eps, time_limit=time_limit)
