@@ -1,0 +1,24 @@
+"""Config builders shared by the harness tests (import as ``harness_configs``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MODULE = "deplbench.benchmarks.harness_testing"
+
+
+def solver(name: str, **params) -> str:
+    body = ", ".join(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in params.items())
+    return (f'[[experiments.solvers]]\nname = "{name}"\nmodule = "{MODULE}"\n'
+            + (f"params = {{ {body} }}\n" if body else ""))
+
+
+def config(tmp: Path, solvers: list[str], seeds=(0, 1), epochs: int = 4, harness: str = "grace = 1.0",
+           name: str = "grid") -> Path:
+    """A config over small random instances and the given solver tables."""
+    text = (f"[harness]\n{harness}\n\n[[experiments]]\nname = \"t\"\n\n"
+            f"[[experiments.instances]]\nfamily = \"random\"\nseeds = {list(seeds)}\n"
+            f"params = {{ epochs = {epochs}, models = 2 }}\n\n" + "\n".join(solvers))
+    path = tmp / f"{name}.toml"
+    path.write_text(text)
+    return path
