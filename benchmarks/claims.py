@@ -1,0 +1,120 @@
+"""Claim checks: the paper's statements beside what the stored runs measure (MODEL.md section 7).
+
+* Submodularity of stage 1's objective K(D)T(D) (item 9): the largest violation per instance family,
+  from the runs (``submod_violation`` in a column or in ``extra_json``), else computed with
+  ``deplbench.heuristics.submodular`` when that module exists, else "not measured".
+* Property 3's ratio (1/eta)(1+eps) (item 4) against the measured cost ratio.
+* Property 2's exponents (item 3) against the fitted runtime exponents.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+from deplbench.benchmarks.tables import CLAIMED_EXPONENT, CORRECTED_EXPONENT, extra
+
+SUBMOD_KEY = "submod_violation"
+#: (module, function(instance) -> violation or None) of the DepL engineer's check, first found is used
+SUBMOD_CHECKS = (("deplbench.heuristics.stage1_datasets", "submodularity_report"),)
+MAX_INSTANCES_PER_FAMILY = 3  # computing the check is costly: a few stored instances per family
+
+
+def _violation_value(res: Any) -> float | None:
+    """A number out of whatever the check returns (float, dict or object with a violation field)."""
+    if isinstance(res, (int, float)):
+        return float(res)
+    for key in ("max_violation", "violation", SUBMOD_KEY):
+        v = res.get(key) if isinstance(res, dict) else getattr(res, key, None)
+        if isinstance(v, (int, float)):
+            return float(v)
+    return None
+
+
+def _submod_check() -> tuple[Callable | None, str]:
+    """The DepL engineer's per-instance check, with a note when it is unavailable."""
+    for module, name in SUBMOD_CHECKS:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found and callable(func := getattr(importlib.import_module(module), name, None)):
+            return func, (f"computed here with `{module}.{name}` on up to {MAX_INSTANCES_PER_FAMILY} "
+                          "stored instances per family")
+    return None, "not measured (no run carries `submod_violation` and no check module is installed)"
+
+
+def submodularity(d: pd.DataFrame, get_instance: Callable) -> tuple[pd.DataFrame, str]:
+    """Largest submodularity violation of stage 1's objective per family, and where it comes from."""
+    vals: dict[str, list[float]] = {}
+    n_na: dict[str, int] = {}
+    col = d[SUBMOD_KEY] if SUBMOD_KEY in d.columns else pd.Series(index=d.index, dtype=float)
+    for i, r in d.iterrows():
+        v = col.get(i)
+        if v is None or pd.isna(v):
+            v = extra(r).get(SUBMOD_KEY)
+        if isinstance(v, (int, float)) and not math.isnan(v):
+            vals.setdefault(str(r["family"]), []).append(float(v))
+    source = "measured by the runs (`submod_violation`)"
+    families = sorted(d["family"].dropna().astype(str).unique())
+    if not vals:
+        check, source = _submod_check()
+        if check is not None:
+            for fam in families:
+                names = sorted(d.loc[d["family"] == fam, "instance"].dropna().unique())
+                for name in [n for n in names if n in get_instance][:MAX_INSTANCES_PER_FAMILY]:
+                    v = _violation_value(check(get_instance(name)))
+                    if v is None:  # fewer than 2 datasets (trivially submodular) or too many to check
+                        n_na[fam] = n_na.get(fam, 0) + 1
+                    else:
+                        vals.setdefault(fam, []).append(v)
+    rows = [{"family": f, "instances_checked": len(vals.get(f, [])),
+             "max_violation": max(vals[f]) if f in vals else math.nan,
+             "not_applicable": n_na.get(f, 0),
+             "verdict": ("not applicable (< 2 datasets, or too many)" if f not in vals and f in n_na else
+                         "not measured" if f not in vals else
+                         "submodular on every instance checked" if max(vals[f]) <= 1e-9 else "violated")}
+            for f in families]
+    return pd.DataFrame(rows), source
+
+
+def ratio_claims(ratio_tab: pd.DataFrame) -> pd.DataFrame:
+    """Property 3: stated (1/eta)(1+eps) vs the measured worst ratio per (eta, eps)."""
+    rows = []
+    for _, r in ratio_tab.iterrows():
+        stated, meas = r["stated_(1+eps)/eta"], r["max_ratio"]
+        verdict = ("impossible as stated (< 1 for a minimisation)" if stated < 1 else
+                   "holds" if meas <= stated else "violated")
+        rows.append({"claim": "Property 3 ratio", "setting": f"eta={r['eta']:g}, eps={r['eps']:g}",
+                     "stated": f"{stated:.4g}", "measured": f"max {meas:.4g}" if not math.isnan(meas) else "no data",
+                     "verdict": verdict})
+    return pd.DataFrame(rows)
+
+
+def exponent_claims(scal: pd.DataFrame) -> pd.DataFrame:
+    """Property 2: which of the claimed and corrected exponents the fitted 95% CI contains."""
+    rows = []
+    for _, r in scal[scal["variable"].isin(CLAIMED_EXPONENT)].iterrows():
+        lo, hi = r["ci95_lo"], r["ci95_hi"]
+        inside = [name for name, e in (("claimed", CLAIMED_EXPONENT[r["variable"]]),
+                                       ("corrected", CORRECTED_EXPONENT.get(r["variable"], "")))
+                  if _is_number(e) and not math.isnan(lo) and lo <= float(e) <= hi]
+        rows.append({"claim": "Property 2 exponent", "setting": f"{r['solver']}, runtime vs {r['variable']}",
+                     "stated": CLAIMED_EXPONENT[r["variable"]],
+                     "measured": f"{r['exponent']:.3g} [{lo:.3g}, {hi:.3g}]" if not math.isnan(lo) else "no fit",
+                     "verdict": ("CI contains " + " and ".join(inside)) if inside else
+                     "CI contains neither claimed nor corrected exponent"})
+    return pd.DataFrame(rows)
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,133 @@
+"""Figures of the report (matplotlib, Agg): performance profiles, competitive ratios, runtime scaling.
+
+Each figure is written twice beside the report, as PNG (embedded in the HTML page) and SVG.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from deplbench.benchmarks.tables import loglog_fit, stated_bound  # noqa: E402
+
+STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7.5,
+         "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
+         "grid.alpha": 0.3, "grid.linewidth": 0.5, "lines.linewidth": 1.4, "savefig.bbox": "tight",
+         "svg.fonttype": "none", "figure.dpi": 100}
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, w: float = 3.4, h: float = 2.6, **kw: Any):
+    """A figure with ``nrows x ncols`` panels of ``w x h`` inches in the report's style."""
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False, **kw)
+    return fig, axes
+
+
+def save(fig, out_dir: Path, name: str) -> Path:
+    """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; returns the PNG path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png = out_dir / f"{name}.png"
+    with plt.rc_context(STYLE):
+        fig.savefig(png, dpi=150)
+        fig.savefig(out_dir / f"{name}.svg")
+    plt.close(fig)
+    return png
+
+
+def performance_profile(ratios: pd.DataFrame, out_dir: Path, name: str, title: str) -> Path:
+    """Dolan-More profile: fraction of instances each method solves within tau times the best time."""
+    fig, axes = new_figure(w=4.2, h=2.9)
+    ax = axes[0, 0]
+    finite = ratios.to_numpy(float)[np.isfinite(ratios.to_numpy(float))]
+    tau_max = max(2.0, float(finite.max()) * 1.5) if finite.size else 2.0
+    taus = np.geomspace(1.0, tau_max, 400)
+    n = len(ratios)
+    for m in ratios.columns:
+        r = np.sort(ratios[m].to_numpy(float))
+        rho = np.searchsorted(r, taus, side="right") / n
+        ax.step(taus, rho, where="post", label=m)
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(r"$\tau$ (time / best time on the instance)")
+    ax.set_ylabel(r"fraction of instances solved within $\tau$")
+    ax.set_title(title)
+    ax.legend(loc="lower right", frameon=False)
+    return save(fig, out_dir, name)
+
+
+def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
+    """Measured cost ratio of ``depl`` vs eta (lines per eps) and vs eps (lines per eta).
+
+    Markers: mean of the lower end over instances; bars: min to max of the interval ends
+    (upper end capped at the plot when no lower bound exists). Dashed: the stated (1+eps)/eta.
+    """
+    f = ratios[ratios["feasible"]]
+    fig, axes = new_figure(2, w=3.6, h=2.8)
+    for ax, (xcol, lcol) in zip(axes[0], (("eta", "eps"), ("eps", "eta")), strict=True):
+        for lv, g in f.groupby(lcol, sort=True):
+            agg = g.groupby(xcol).agg(mean=("ratio_lo", "mean"), lo=("ratio_lo", "min"), hi=("ratio_hi", "max"))
+            hi = agg["hi"].where(np.isfinite(agg["hi"]), agg["mean"])
+            line = ax.errorbar(agg.index, agg["mean"], yerr=[agg["mean"] - agg["lo"], hi - agg["mean"]],
+                               marker="o", ms=3.5, capsize=2, label=f"{lcol}={lv:g}")
+            xs = np.asarray(agg.index, dtype=float)
+            ax.plot(xs, [stated_bound(x, lv) if xcol == "eta" else stated_bound(lv, x) for x in xs],
+                    ls="--", color=line[0].get_color(), lw=0.9)
+        ax.axhline(1.0, color="k", lw=0.7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xcol)
+        ax.set_ylabel("cost / optimum")
+        ax.legend(frameon=False, title="dashed: stated (1+eps)/eta", title_fontsize=7)
+    axes[0, 0].set_title("DepL ratio vs eta")
+    axes[0, 1].set_title("DepL ratio vs eps")
+    return save(fig, out_dir, "ratio_depl")
+
+
+def scaling_plot(series: list[dict[str, Any]], out_dir: Path) -> Path:
+    """Runtime vs each variable, log-log: finished runs, fit with its 95% band, censored timeouts (^)."""
+    n = len(series)
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = new_figure(ncols, nrows, w=3.0, h=2.5)
+    for ax, s in zip(axes.ravel(), series, strict=False):
+        ax.scatter(s["x"], s["t"], s=10, color="C0", label="finished", zorder=3)
+        if len(s["cx"]):
+            ax.scatter(s["cx"], s["ct"], s=22, marker="^", facecolors="none", edgecolors="C3",
+                       label="timeout (censored)", zorder=3)
+        fit = loglog_fit(s["x"], s["t"])
+        if not math.isnan(fit["b"]):
+            lx = np.log(s["x"])
+            grid = np.linspace(lx.min(), lx.max(), 50)
+            pred = fit["a"] + fit["b"] * grid
+            band = _mean_band(lx, np.log(s["t"]), fit, grid)
+            ax.plot(np.exp(grid), np.exp(pred), color="C1",
+                    label=f"fit: exponent {fit['b']:.2f} [{fit['ci_lo']:.2f}, {fit['ci_hi']:.2f}]")
+            ax.fill_between(np.exp(grid), np.exp(pred - band), np.exp(pred + band), color="C1", alpha=0.2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(s["var"])
+        ax.set_ylabel("runtime (s)")
+        ax.set_title(f"{s['solver']}: runtime vs {s['var']}")
+        ax.legend(frameon=False, loc="upper left")
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return save(fig, out_dir, "scaling")
+
+
+def _mean_band(lx: np.ndarray, lt: np.ndarray, fit: dict[str, float], grid: np.ndarray) -> np.ndarray:
+    """Half-width of the 95% confidence band of the fitted mean ln t at ``grid``."""
+    from scipy import stats
+
+    n = len(lx)
+    resid = lt - (fit["a"] + fit["b"] * lx)
+    s2 = float(resid @ resid) / (n - 2)
+    sxx = float(((lx - lx.mean()) ** 2).sum())
+    return stats.t.ppf(0.975, n - 2) * np.sqrt(s2 * (1 / n + (grid - lx.mean()) ** 2 / sxx))

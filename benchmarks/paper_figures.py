@@ -1,0 +1,216 @@
+"""The paper's figures (Fig. 5-9) for both noise modes, from the stored runs and their plans.
+
+Per network: cost vs target, expected loss normalised to the optimum's and the effect of
+eta (Fig. 5/6); epochs and compute cost per model (Fig. 7, 8); loss evolution with
+1st-99th percentile bands, simulated from each feasible plan (Fig. 9).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from deplbench.benchmarks.figures import new_figure, save
+from deplbench.benchmarks.tables import Section, pick_depl
+from deplbench.errors import InputError
+from deplbench.instances.distributions import model_noise, penalty_dist
+from deplbench.instances.plan import Plan
+from deplbench.instances.semantics import data_effect, epoch_cost, progress
+
+METHODS = ("optimum", "depl", "best-exp")
+MODES = ("per_epoch", "per_run")
+N_PATHS = 4000  # simulated trajectories per plan (Fig. 9)
+
+
+def row_plan(row: pd.Series) -> Plan | None:
+    """The plan stored in ``plan_json`` (None when absent, unreadable or empty)."""
+    raw = row.get("plan_json")
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        plan = Plan.from_json_dict(json.loads(raw), "plan_json")
+    except (ValueError, InputError):  # a broken plan is skipped, not fatal
+        return None
+    return plan if plan.segments else None
+
+
+def loss_paths(instance, plan: Plan, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` sampled loss trajectories ``l(0..K)`` of a plan (MODEL.md section 4), shape (n, K + 1).
+
+    per_epoch: one improvement factor per epoch; per_run: one per model, shared by its epochs;
+    a fresh truncated penalty at every switch. Forbidden switches add nothing (the plan is
+    infeasible anyway and Fig. 9 shows only feasible plans).
+    """
+    rng = np.random.default_rng(seed)
+    models = plan.models()
+    K = len(models)
+    g = data_effect(instance, plan.datasets).g
+    coef = np.array([g * progress(instance.model_by_id[m], k) for k, m in enumerate(models, 1)])
+    X = np.empty((n, K))
+    for m in dict.fromkeys(models):
+        idx = [k for k in range(K) if models[k] == m]
+        dist = model_noise(instance.model_by_id[m])
+        if instance.noise_mode == "per_run":
+            X[:, idx] = dist.sample(rng, (n, 1))
+        else:
+            X[:, idx] = dist.sample(rng, (n, len(idx)))
+    step = -coef * X
+    for k in range(1, K):
+        sw = instance.switch_by_pair.get((models[k - 1], models[k])) if models[k] != models[k - 1] else None
+        if sw is not None:
+            step[:, k] += penalty_dist(sw.penalty).sample(rng, n)
+    paths = instance.loss.initial + np.cumsum(step, axis=1)
+    return np.hstack([np.full((n, 1), instance.loss.initial), paths])
+
+
+def method_rows(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (paper instance, method in METHODS): the run each figure shows.
+
+    optimum: the cheapest certified-feasible exact optimal run (else the cheapest feasible run,
+    labelled best known); depl: eta = 200 (else the largest), eps = 0.05; best-exp: its first run.
+    """
+    out = []
+    for _, g in d[d["network"].notna()].groupby("instance", sort=True):
+        feas = g[g["feasible"].astype("boolean").fillna(False).astype(bool)]
+        opt = feas[(feas["solver_kind"] == "exact") & (feas["status"] == "optimal")]
+        if opt.empty:
+            opt = feas
+        picks = {"optimum": opt.sort_values("cost").head(1), "depl": pick_depl(g)[0].head(1),
+                 "best-exp": g[g["solver"] == "best-exp"].sort_values("repetition").head(1)}
+        for name, r in picks.items():
+            if len(r):
+                out.append(r.iloc[0].to_dict() | {"which": name})
+    return pd.DataFrame(out)
+
+
+def _per_model(instance, plan: Plan) -> tuple[dict[str, int], dict[str, float]]:
+    """Epochs and compute cost spent on each model by a plan."""
+    ep: dict[str, int] = {}
+    cost: dict[str, float] = {}
+    for s in plan.segments:
+        ep[s.model] = ep.get(s.model, 0) + s.epochs
+        cost[s.model] = cost.get(s.model, 0.0) + s.epochs * epoch_cost(instance, s.cluster, s.level)
+    return ep, cost
+
+
+def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) -> Path:
+    """Fig. 5/6: cost vs target, expected loss / optimum's, and depl's cost / optimum vs eta."""
+    fig, axes = new_figure(3, 2, w=3.0, h=2.4)
+    for i, mode in enumerate(MODES):
+        r = rows[(rows["network"] == net) & (rows["noise_mode"] == mode)]
+        opt = r[r["which"] == "optimum"].set_index("target")
+        for j, m in enumerate(METHODS):
+            s = r[r["which"] == m].sort_values("target")
+            if s.empty:
+                continue
+            axes[i, 0].plot(s["target"], s["cost"], marker="o", ms=3.5, color=f"C{j}", label=m)
+            bad = s[~s["feasible"].astype("boolean").fillna(False).astype(bool)]
+            axes[i, 0].scatter(bad["target"], bad["cost"], marker="x", s=40, color="k", zorder=4,
+                               label="infeasible plan" if j == 1 else None)
+            norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
+            axes[i, 1].plot(s["target"], norm, marker="o", ms=3.5, color=f"C{j}", label=m)
+        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == "depl")
+               & d["feasible"].astype("boolean").fillna(False).astype(bool)]
+        for t, g in dg.groupby("target", sort=True):
+            if t in opt.index and g["eta"].nunique() > 1:
+                e = g.groupby("eta")["cost"].min() / opt.loc[t, "cost"]
+                axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
+        if not axes[i, 2].lines:
+            axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center", transform=axes[i, 2].transAxes)
+        axes[i, 2].set_xscale("log")
+        for ax, yl in zip(axes[i], ("cost", "E[loss] / optimum's", "depl cost / optimum"), strict=True):
+            ax.set_ylabel(yl)
+            ax.set_title(f"{net}, {mode}")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(frameon=False)
+        axes[i, 0].set_xlabel("loss target")
+        axes[i, 1].set_xlabel("loss target")
+        axes[i, 2].set_xlabel("eta")
+    return save(fig, out, f"paper_{net}_cost_loss_eta")
+
+
+def fig_per_model(net: str, rows: pd.DataFrame, get: Callable, what: str, out: Path) -> Path:
+    """Fig. 7 (``what='epochs'``) or Fig. 8 (``what='cost'``): stacked bars per target and model."""
+    fig, axes = new_figure(3, 2, w=3.0, h=2.4)
+    for i, mode in enumerate(MODES):
+        for j, m in enumerate(METHODS):
+            ax = axes[i, j]
+            s = rows[(rows["network"] == net) & (rows["noise_mode"] == mode) & (rows["which"] == m)]
+            bottoms: dict[float, float] = {}
+            for _, r in s.sort_values("target").iterrows():
+                plan = row_plan(r)
+                if plan is None:
+                    continue
+                inst = get(r["instance"])
+                vals = _per_model(inst, plan)[0 if what == "epochs" else 1]
+                for c, mid in enumerate(inst.model_ids):
+                    v = vals.get(mid, 0)
+                    b = bottoms.get(r["target"], 0.0)
+                    ax.bar(r["target"], v, bottom=b, width=1.2, color=f"C{c}",
+                           label=mid if mid not in ax.get_legend_handles_labels()[1] else None)
+                    bottoms[r["target"]] = b + v
+            ax.set_title(f"{m} ({net}, {mode})")
+            ax.set_xlabel("loss target")
+            ax.set_ylabel("epochs" if what == "epochs" else "compute cost")
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(frameon=False, fontsize=6.5)
+    return save(fig, out, f"paper_{net}_{what}_per_model")
+
+
+def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -> Path | None:
+    """Fig. 9: median loss per epoch with its 1st-99th percentile band (feasible plans only)."""
+    r = rows[rows["network"] == net]
+    if r.empty:
+        return None
+    targets = sorted(r["target"].unique())
+    target = 9.0 if 9.0 in targets else targets[len(targets) // 2]
+    fig, axes = new_figure(3, 2, w=3.0, h=2.4)
+    for i, mode in enumerate(MODES):
+        for j, m in enumerate(METHODS):
+            ax = axes[i, j]
+            ax.set_title(f"{m} ({net}, {mode}, target {target:g})")
+            s = r[(r["noise_mode"] == mode) & (r["which"] == m) & (r["target"] == target)]
+            plan = row_plan(s.iloc[0]) if len(s) else None
+            if plan is None or not bool(s.iloc[0]["feasible"]):
+                ax.text(0.5, 0.5, "no feasible plan", ha="center", transform=ax.transAxes)
+                continue
+            inst = get(s.iloc[0]["instance"])
+            paths = loss_paths(inst, plan, N_PATHS, seed=0)
+            k = np.arange(paths.shape[1])
+            lo, med, hi = np.percentile(paths, [1, 50, 99], axis=0)
+            ax.fill_between(k, lo, hi, alpha=0.3, color=f"C{j}", label="1st-99th percentile")
+            ax.plot(k, med, color=f"C{j}", label="median")
+            ax.axhline(inst.loss.target, color="k", ls="--", lw=0.8, label="target")
+            ax.set_xlabel("epoch")
+            ax.set_ylabel("loss")
+            ax.legend(frameon=False)
+    return save(fig, out, f"paper_{net}_loss_evolution")
+
+
+def paper_section(d: pd.DataFrame, refs: pd.DataFrame, get: Callable, out: Path) -> Section:
+    """The paper's figures for every network present in the store (both noise modes)."""
+    sec = Section("Paper figures (Fig. 5-9), both noise modes")
+    rows = method_rows(d, refs)
+    if rows.empty:
+        return sec.p("No runs on the paper families (`paper-alexnet`, `paper-mobilenet`): nothing to draw.")
+    for m in METHODS:
+        if not (rows["which"] == m).any():
+            sec.p(f"No `{m}` runs on the paper instances: its curves are missing.")
+    for net in sorted(rows["network"].unique()):
+        modes = set(rows.loc[rows["network"] == net, "noise_mode"])
+        if missing := set(MODES) - modes:
+            sec.p(f"{net}: no runs in noise mode {', '.join(sorted(missing))}.")
+        sec.fig(f"{net}: cost vs target (left), expected loss normalised to the optimum's (center), "
+                "effect of eta on depl's cost (right); x = plan the evaluator finds infeasible (Fig. 5/6).",
+                fig_cost_loss_eta(net, rows, d, out))
+        sec.fig(f"{net}: epochs per model (Fig. 7).", fig_per_model(net, rows, get, "epochs", out))
+        sec.fig(f"{net}: compute cost per model (Fig. 8).", fig_per_model(net, rows, get, "cost", out))
+        p = fig_loss_evolution(net, rows, get, out)
+        if p is not None:
+            sec.fig(f"{net}: loss per epoch, median and 1st-99th percentile of {N_PATHS} simulated runs of "
+                    "each feasible plan (Fig. 9).", p)
+    return sec
