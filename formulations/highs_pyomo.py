@@ -28,12 +28,12 @@ from deplbench.registry import register_solver
 def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.ConcreteModel:
     """The SAA MILP of one dataset selection as a Pyomo model."""
     S, M, K = data.imp.shape
-    P, O = len(data.switches), len(data.opts)
+    P, NO = len(data.switches), len(data.opts)
     cost, tm, ci = data.opts.cost, data.opts.time, data.opts.cluster_index
     bigm = data.big_m(margin)
     agg_runs = data.per_run
     mdl = pyo.ConcreteModel()
-    mdl.K, mdl.M, mdl.O, mdl.P, mdl.S = (pyo.RangeSet(0, n - 1) for n in (K, M, O, P, S))
+    mdl.K, mdl.M, mdl.NO, mdl.P, mdl.S = (pyo.RangeSet(0, n - 1) for n in (K, M, NO, P, S))
     mdl.K2 = pyo.RangeSet(1, K - 1)  # epochs 2..K (0-based 1..K-1): where switches happen
     mdl.z = pyo.Var(mdl.K, mdl.M, domain=pyo.Binary)
     mdl.w = pyo.Var(mdl.K2, mdl.P, bounds=(0, 1))
@@ -44,13 +44,13 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     clusters = [j for j in range(data.n_clusters) if data.transfer[j] > 0]
     mdl.used = pyo.Var(clusters, domain=pyo.Binary)
     if formulation == "aggregated":
-        mdl.n = pyo.Var(mdl.M, mdl.O, domain=pyo.NonNegativeIntegers, bounds=(0, K))
-        count = {(m, o): mdl.n[m, o] for m in range(M) for o in range(O)}
-        compute = sum(cost[o] * mdl.n[m, o] for m in range(M) for o in range(O))
+        mdl.n = pyo.Var(mdl.M, mdl.NO, domain=pyo.NonNegativeIntegers, bounds=(0, K))
+        count = {(m, o): mdl.n[m, o] for m in range(M) for o in range(NO)}
+        compute = sum(cost[o] * mdl.n[m, o] for m in range(M) for o in range(NO))
     else:
-        mdl.y = pyo.Var(mdl.K, mdl.M, mdl.O, domain=pyo.Binary)
-        count = {(m, o): sum(mdl.y[k, m, o] for k in range(K)) for m in range(M) for o in range(O)}
-        compute = sum(cost[o] * mdl.y[k, m, o] for k in range(K) for m in range(M) for o in range(O))
+        mdl.y = pyo.Var(mdl.K, mdl.M, mdl.NO, domain=pyo.Binary)
+        count = {(m, o): sum(mdl.y[k, m, o] for k in range(K)) for m in range(M) for o in range(NO)}
+        compute = sum(cost[o] * mdl.y[k, m, o] for k in range(K) for m in range(M) for o in range(NO))
     mdl.cost = pyo.Objective(expr=compute + sum(data.transfer[j] * mdl.used[j] for j in clusters))
 
     active = {k: sum(mdl.z[k, m] for m in range(M)) for k in range(K)}
@@ -69,16 +69,16 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     if P and K > 1 and data.max_switches < K - 1:
         mdl.few_switches = pyo.Constraint(expr=pyo.quicksum(mdl.w.values()) <= data.max_switches)
     if formulation == "aggregated":
-        mdl.link = pyo.Constraint(mdl.M, rule=lambda b, m: sum(b.n[m, o] for o in range(O))
+        mdl.link = pyo.Constraint(mdl.M, rule=lambda b, m: sum(b.n[m, o] for o in range(NO))
                                   == sum(b.z[k, m] for k in range(K)))
         mdl.cluster_used = pyo.Constraint(clusters, rule=lambda b, j: sum(
-            b.n[m, o] for m in range(M) for o in range(O) if ci[o] == j) <= K * b.used[j])
+            b.n[m, o] for m in range(M) for o in range(NO) if ci[o] == j) <= K * b.used[j])
     else:
-        mdl.link = pyo.Constraint(mdl.K, mdl.M, rule=lambda b, k, m: sum(b.y[k, m, o] for o in range(O))
+        mdl.link = pyo.Constraint(mdl.K, mdl.M, rule=lambda b, k, m: sum(b.y[k, m, o] for o in range(NO))
                                   == b.z[k, m])
         mdl.cluster_used = pyo.Constraint(mdl.K, clusters, rule=lambda b, k, j: sum(
-            b.y[k, m, o] for m in range(M) for o in range(O) if ci[o] == j) <= b.used[j])
-    mdl.budget = pyo.Constraint(expr=sum(tm[m, o] * count[m, o] for m in range(M) for o in range(O))
+            b.y[k, m, o] for m in range(M) for o in range(NO) if ci[o] == j) <= b.used[j])
+    mdl.budget = pyo.Constraint(expr=sum(tm[m, o] * count[m, o] for m in range(M) for o in range(NO))
                                 <= data.budget)
     if agg_runs:
         mdl.run = pyo.Var(mdl.M)
@@ -104,11 +104,11 @@ def decode_pyomo(data: SubsetData, mdl: pyo.ConcreteModel, formulation: str):
     """The plan of the values loaded into ``mdl``."""
     S, M, K = data.imp.shape
     z = np.array([[pyo.value(mdl.z[k, m]) for m in range(M)] for k in range(K)])
-    O = len(data.opts)
+    NO = len(data.opts)
     if formulation == "aggregated":
-        n = np.array([[pyo.value(mdl.n[m, o]) for o in range(O)] for m in range(M)])
+        n = np.array([[pyo.value(mdl.n[m, o]) for o in range(NO)] for m in range(M)])
         return decode_aggregated(data, z, n)
-    y = np.array([[[pyo.value(mdl.y[k, m, o]) for o in range(O)] for m in range(M)] for k in range(K)])
+    y = np.array([[[pyo.value(mdl.y[k, m, o]) for o in range(NO)] for m in range(M)] for k in range(K)])
     return decode_time_indexed(data, z, y)
 
 

@@ -117,7 +117,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     for ds in subsets:
         left = time_limit - (time.perf_counter() - t0)
         if left <= 0:
-            subs.append(SubResult("unknown", message="time limit reached before this selection"))
+            subs.append(SubResult("timeout", message="time limit reached before this selection"))
             continue
         tb = time.perf_counter()
         data = subset_data(instance, ds, sc)
@@ -168,10 +168,10 @@ def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, 
         status = Status.ERROR
     elif sts <= {"optimal", "infeasible"}:
         status = Status.OPTIMAL if "optimal" in sts else Status.INFEASIBLE
-    elif best is not None and sts <= {"optimal", "infeasible", "feasible"}:
+    elif "timeout" in sts:
+        status = Status.TIMEOUT
+    elif best is not None:  # some selection only feasible or unknown (not proven either way)
         status = Status.FEASIBLE
-    elif "timeout" in sts or "unknown" in sts:
-        status = Status.TIMEOUT if best is not None or "timeout" in sts else Status.ERROR
     else:
         status = Status.ERROR
     if status == Status.ERROR and not msgs:

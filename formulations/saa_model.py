@@ -261,7 +261,7 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
         raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")
     S, M, K = data.imp.shape
     P = len(data.switches)
-    O = len(data.opts)
+    NO = len(data.opts)
     J = data.n_clusters
     col = 0
     lb: list[np.ndarray] = []
@@ -292,11 +292,11 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
     if need.any():
         used[need] = block((int(need.sum()),), 0, 1, True, data.transfer[need], label="used")
     if formulation == "aggregated":
-        n = block((M, O), 0, K, True, np.broadcast_to(data.opts.cost, (M, O)), label="n")
+        n = block((M, NO), 0, K, True, np.broadcast_to(data.opts.cost, (M, NO)), label="n")
         y = None
     else:
         n = None
-        y = block((K, M, O), 0, 1, True, np.broadcast_to(data.opts.cost, (K, M, O)), label="y")
+        y = block((K, M, NO), 0, 1, True, np.broadcast_to(data.opts.cost, (K, M, NO)), label="y")
     agg = aggregate_runs and data.per_run
     run = block((M,), -INF, INF, False, label="run") if agg else np.zeros(0, dtype=np.int64)
 
@@ -325,7 +325,7 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
     ci = data.opts.cluster_index
     if formulation == "aggregated":
         for m in range(M):
-            rows.add(np.concatenate([n[m], z[:, m]]), np.concatenate([np.ones(O), -np.ones(K)]), 0.0, 0.0)
+            rows.add(np.concatenate([n[m], z[:, m]]), np.concatenate([np.ones(NO), -np.ones(K)]), 0.0, 0.0)
         time_row = rows.add(n.ravel(), tm.ravel(), -INF, data.budget)
         for j in np.flatnonzero(need):
             cols = n[:, ci == j].ravel()
@@ -333,8 +333,8 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
     else:
         for k in range(K):
             for m in range(M):
-                rows.add(np.append(y[k, m], z[k, m]), np.append(np.ones(O), -1.0), 0.0, 0.0)
-        time_row = rows.add(y.ravel(), np.broadcast_to(tm, (K, M, O)).ravel(), -INF, data.budget)
+                rows.add(np.append(y[k, m], z[k, m]), np.append(np.ones(NO), -1.0), 0.0, 0.0)
+        time_row = rows.add(y.ravel(), np.broadcast_to(tm, (K, M, NO)).ravel(), -INF, data.budget)
         for j in np.flatnonzero(need):
             for k in range(K):
                 cols = y[k][:, ci == j].ravel()

@@ -1,0 +1,143 @@
+"""``milp-cpsat``: the SAA model in OR-Tools CP-SAT, with enforcement literals and integer scaling.
+
+The rows come from :func:`deplbench.formulations.saa_model.build` (without the per-run
+aggregation, whose column is continuous). Differences from the MILP:
+
+* a scenario row holds only if its violation literal is false
+  (``OnlyEnforceIf(v[s].Not())``): no big-M;
+* CP-SAT needs integers, so the loss rows are multiplied by ``LOSS_SCALE`` and the
+  time row by ``TIME_SCALE`` and rounded *conservatively*: every coefficient up
+  (ceil: loss improvements shrink, penalties and times grow; all columns are >= 0)
+  and the right-hand side down (floor: target and budget shrink). Every plan of the
+  scaled model therefore satisfies the true SAA. Costs are multiplied by
+  ``COST_SCALE`` and rounded to nearest.
+* A value counts as exact when it is within ``SNAP`` (scaled units, i.e. float noise)
+  of an integer. If any value is not exact, the scaled model may exclude true SAA
+  plans: a proven optimum is then reported as ``feasible`` and a proven
+  infeasibility as unknown (never ``optimal`` / ``infeasible``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.registry import register_solver
+
+LOSS_SCALE = 1e6
+TIME_SCALE = 1e6
+COST_SCALE = 1e6
+SNAP = 1e-6
+
+
+def conservative(values: np.ndarray, scale: float, up: bool) -> tuple[np.ndarray, bool]:
+    """Scale and round (``up``: ceil, else floor) unless within SNAP of an integer; also exactness."""
+    x = np.asarray(values, dtype=float) * scale
+    r = np.rint(x)
+    near = np.abs(x - r) <= SNAP * np.maximum(1.0, np.abs(x) * 1e-9)
+    out = np.where(near, r, np.ceil(x) if up else np.floor(x))
+    return out.astype(np.int64), bool(near.all())
+
+
+def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
+    """The scaled CP-SAT model, its variables (in column order) and whether the scaling is exact."""
+    cp = cp_model.CpModel()
+    xs = []
+    for j in range(model.n_vars):
+        lo, hi = model.lb[j], model.ub[j]
+        if not (math.isfinite(lo) and math.isfinite(hi)) or not (model.integer[j] or (lo, hi) == (0.0, 1.0)):
+            raise ValueError(f"column {j} is not integer with finite bounds")
+        xs.append(cp.new_int_var(int(lo), int(hi), f"x{j}"))  # the continuous w are exact ANDs: 0/1
+    exact = True
+    scen_of_row = {int(r): s for s, r in enumerate(model.scen_rows) if r >= 0}
+    A = model.A.tocsr()
+    for i in range(model.n_cons):
+        sl = slice(A.indptr[i], A.indptr[i + 1])
+        cols, vals = A.indices[sl], A.data[sl]
+        lo, hi = model.row_lb[i], model.row_ub[i]
+        lit = None
+        if i in scen_of_row:
+            v = model.v[scen_of_row[i]]
+            keep = cols != v
+            cols, vals = cols[keep], vals[keep]
+            lit = xs[v]
+            scale = LOSS_SCALE
+        elif i == model.time_row:
+            scale = TIME_SCALE
+        else:
+            scale = 1.0
+        if scale != 1.0:
+            if math.isfinite(lo):
+                raise ValueError("only <= rows are scaled")
+            coefs, ok1 = conservative(vals, scale, up=True)
+            (rhs,), ok2 = conservative([hi], scale, up=False)
+            exact &= ok1 and ok2
+            lo_i, hi_i = cp_model.INT_MIN, int(rhs)
+        else:
+            coefs = np.rint(vals).astype(np.int64)
+            if np.any(coefs != vals):
+                raise ValueError(f"row {i} is not integral")
+            lo_i = int(lo) if math.isfinite(lo) else cp_model.INT_MIN
+            hi_i = int(hi) if math.isfinite(hi) else cp_model.INT_MAX
+        expr = cp_model.LinearExpr.weighted_sum([xs[c] for c in cols], coefs.tolist())
+        ct = cp.add_linear_constraint(expr, lo_i, hi_i)
+        if lit is not None:
+            ct.only_enforce_if(lit.Not())
+    nz = np.flatnonzero(model.c)
+    cost, ok = conservative(model.c[nz], COST_SCALE, up=True)
+    exact &= ok
+    cp.minimize(cp_model.LinearExpr.weighted_sum([xs[j] for j in nz], cost.tolist()))
+    return cp, xs, exact
+
+
+def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
+                 mip_gap: float, threads: int, seed: int) -> SubResult:
+    """Build one dataset selection's scaled CP-SAT model and solve it."""
+    t0 = time.perf_counter()
+    model = build(data, formulation, margin=margin, aggregate_runs=False)
+    cp, xs, exact = to_cpsat(model)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    prm.max_time_in_seconds = max(time_limit - (time.perf_counter() - t0), 1e-3)
+    prm.num_workers = int(threads)
+    prm.random_seed = int(seed)
+    prm.relative_gap_limit = float(mip_gap)
+    prm.absolute_gap_limit = 0.0
+    t1 = time.perf_counter()
+    st = solver.solve(cp)
+    t2 = time.perf_counter()
+    plan = obj = None
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        x = np.array([solver.value(v) for v in xs], dtype=float)
+        plan = model.decode(x)
+        obj = float(model.c @ x)
+    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "timeout",
+              cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "timeout"}.get(st, "error")
+    bound = solver.best_objective_bound / COST_SCALE if st != cp_model.INFEASIBLE else None
+    msg = ""
+    if not exact:
+        bound = None  # a bound of the conservative model is no bound of the true SAA
+        if status in ("optimal", "infeasible"):
+            msg = f"CP-SAT scaling not exact: {status} holds for the scaled model only"
+            status = {"optimal": "feasible", "infeasible": "unknown"}[status]
+    if status == "error":
+        msg = f"CP-SAT: {solver.status_name(st)}"
+    return SubResult(status, plan, obj, bound, int(solver.num_branches), build_s=t1 - t0,
+                     solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
+
+
+@register_solver("milp-cpsat", kind="saa", defaults=dict(SAA_DEFAULTS),
+                 description="SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)")
+def solve_cpsat(instance, *, scenarios: int, formulation: str, mip_gap: float,
+                time_limit: float, seed: int, threads: int):
+    """SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)."""
+    def sub(data, **kw):
+        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+
+    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
+                   time_limit=time_limit)
