@@ -47,7 +47,6 @@ items expanded floor(W / w_i) times (:func:`ortools_max_value`).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,7 +301,3 @@ def knapsack_family(seed: int = 0, items: int = 6, capacity: int = 30, max_weigh
                                                                "max_weight": max_weight,
                                                                "max_value": max_value, "spread": spread}})
 
-
-def fewest_items_bound(kp: Knapsack) -> int:
-    """ceil(V / max v): no yes-certificate has fewer items (a sanity bound for tests)."""
-    return math.ceil(kp.threshold / max(kp.values))
