@@ -157,3 +157,11 @@ def test_refuses_large_enumeration():
     inst = tiny(3, cyclic=True, max_epochs=40, budget=1e6)
     res = solve("bruteforce", inst, {"max_sequences": 1000})
     assert res.status == Status.ERROR and "refused" in res.message
+
+
+def test_timeout_reports_a_valid_bound():
+    inst = tiny(9, target=8.0, budget=20.0, max_epochs=4)
+    ref = exhaustive(inst)
+    res = solve("bruteforce", inst, {"time_limit": 1e-9})
+    assert res.status == Status.TIMEOUT and res.plan is None
+    assert ref is not None and res.bound is not None and res.bound <= ref + 1e-9
