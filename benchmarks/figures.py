@@ -5,7 +5,9 @@ Each figure is written twice beside the report, as PNG (embedded in the HTML pag
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +26,34 @@ STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fonts
          "svg.fonttype": "none", "figure.dpi": 100}
 
 
+def styled(func: Callable) -> Callable:
+    """Run a figure function inside the report's rc style (labels take their sizes when created)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kw: Any):
+        with plt.rc_context(STYLE):
+            return func(*args, **kw)
+
+    return wrapper
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, w: float = 3.4, h: float = 2.6, **kw: Any):
     """A figure with ``nrows x ncols`` panels of ``w x h`` inches in the report's style."""
-    with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False, **kw)
-    return fig, axes
+    return plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False,
+                        layout="constrained", **kw)
 
 
 def save(fig, out_dir: Path, name: str) -> Path:
     """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; returns the PNG path."""
     out_dir.mkdir(parents=True, exist_ok=True)
     png = out_dir / f"{name}.png"
-    with plt.rc_context(STYLE):
-        fig.savefig(png, dpi=150)
-        fig.savefig(out_dir / f"{name}.svg")
+    fig.savefig(png, dpi=150)
+    fig.savefig(out_dir / f"{name}.svg")
     plt.close(fig)
     return png
 
 
+@styled
 def performance_profile(ratios: pd.DataFrame, out_dir: Path, name: str, title: str) -> Path:
     """Dolan-More profile: fraction of instances each method solves within tau times the best time."""
     fig, axes = new_figure(w=4.2, h=2.9)
@@ -59,10 +71,11 @@ def performance_profile(ratios: pd.DataFrame, out_dir: Path, name: str, title: s
     ax.set_xlabel(r"$\tau$ (time / best time on the instance)")
     ax.set_ylabel(r"fraction of instances solved within $\tau$")
     ax.set_title(title)
-    ax.legend(loc="lower right", frameon=False)
+    fig.legend(loc="outside right upper", frameon=False)
     return save(fig, out_dir, name)
 
 
+@styled
 def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
     """Measured cost ratio of ``depl`` vs eta (lines per eps) and vs eps (lines per eta).
 
@@ -80,6 +93,8 @@ def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
             xs = np.asarray(agg.index, dtype=float)
             ax.plot(xs, [stated_bound(x, lv) if xcol == "eta" else stated_bound(lv, x) for x in xs],
                     ls="--", color=line[0].get_color(), lw=0.9)
+        if f[xcol].nunique() < 2:
+            ax.text(0.5, 0.1, f"one value of {xcol} only", ha="center", transform=ax.transAxes)
         ax.axhline(1.0, color="k", lw=0.7)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -91,6 +106,7 @@ def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
     return save(fig, out_dir, "ratio_depl")
 
 
+@styled
 def scaling_plot(series: list[dict[str, Any]], out_dir: Path) -> Path:
     """Runtime vs each variable, log-log: finished runs, fit with its 95% band, censored timeouts (^)."""
     n = len(series)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.figures import new_figure, save
+from deplbench.benchmarks.figures import new_figure, save, styled
 from deplbench.benchmarks.tables import Section, pick_depl
 from deplbench.errors import InputError
 from deplbench.instances.distributions import model_noise, penalty_dist
@@ -97,6 +97,7 @@ def _per_model(instance, plan: Plan) -> tuple[dict[str, int], dict[str, float]]:
     return ep, cost
 
 
+@styled
 def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) -> Path:
     """Fig. 5/6: cost vs target, expected loss / optimum's, and depl's cost / optimum vs eta."""
     fig, axes = new_figure(3, 2, w=3.0, h=2.4)
@@ -120,47 +121,62 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
                 e = g.groupby("eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
         if not axes[i, 2].lines:
-            axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center", transform=axes[i, 2].transAxes)
+            axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center",
+                            transform=axes[i, 2].transAxes)
         axes[i, 2].set_xscale("log")
-        for ax, yl in zip(axes[i], ("cost", "E[loss] / optimum's", "depl cost / optimum"), strict=True):
+        titles = ("cost vs target", "expected loss / optimum's", "effect of eta")
+        for ax, yl, tt in zip(axes[i], ("cost", "E[loss] / optimum's", "depl cost / optimum"), titles, strict=True):
             ax.set_ylabel(yl)
-            ax.set_title(f"{net}, {mode}")
+            ax.set_title(f"{tt} ({mode})")
             if ax.get_legend_handles_labels()[0]:
-                ax.legend(frameon=False)
+                ax.legend(frameon=False, fontsize=6.5)
         axes[i, 0].set_xlabel("loss target")
         axes[i, 1].set_xlabel("loss target")
         axes[i, 2].set_xlabel("eta")
+    fig.suptitle(f"{net}: Fig. 5/6")
     return save(fig, out, f"paper_{net}_cost_loss_eta")
 
 
+@styled
 def fig_per_model(net: str, rows: pd.DataFrame, get: Callable, what: str, out: Path) -> Path:
-    """Fig. 7 (``what='epochs'``) or Fig. 8 (``what='cost'``): stacked bars per target and model."""
+    """Fig. 7 (``what='epochs'``) or Fig. 8 (``what='cost'``): stacked bars per target and model.
+
+    Hatched bars: plans the evaluator finds infeasible.
+    """
     fig, axes = new_figure(3, 2, w=3.0, h=2.4)
+    targets = sorted(rows.loc[rows["network"] == net, "target"].unique())
+    handles: dict[str, object] = {}
     for i, mode in enumerate(MODES):
         for j, m in enumerate(METHODS):
             ax = axes[i, j]
             s = rows[(rows["network"] == net) & (rows["noise_mode"] == mode) & (rows["which"] == m)]
-            bottoms: dict[float, float] = {}
-            for _, r in s.sort_values("target").iterrows():
+            for _, r in s.iterrows():
                 plan = row_plan(r)
                 if plan is None:
                     continue
                 inst = get(r["instance"])
                 vals = _per_model(inst, plan)[0 if what == "epochs" else 1]
-                for c, mid in enumerate(inst.model_ids):
-                    v = vals.get(mid, 0)
-                    b = bottoms.get(r["target"], 0.0)
-                    ax.bar(r["target"], v, bottom=b, width=1.2, color=f"C{c}",
-                           label=mid if mid not in ax.get_legend_handles_labels()[1] else None)
-                    bottoms[r["target"]] = b + v
-            ax.set_title(f"{m} ({net}, {mode})")
+                hatch = None if bool(r["feasible"]) else "///"
+                bottom = 0.0
+                for mid in inst.model_ids:
+                    c = f"C{list(inst.model_ids).index(mid)}"
+                    bar = ax.bar(targets.index(r["target"]), vals.get(mid, 0), bottom=bottom, width=0.6,
+                                 color=c, hatch=hatch, edgecolor="white" if hatch else c)
+                    handles.setdefault(mid, bar)
+                    bottom += vals.get(mid, 0)
+            ax.set_xticks(range(len(targets)), [f"{t:g}" for t in targets])
+            ax.set_xlim(-0.6, len(targets) - 0.4)
+            ax.set_title(f"{m} ({mode})")
             ax.set_xlabel("loss target")
             ax.set_ylabel("epochs" if what == "epochs" else "compute cost")
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(frameon=False, fontsize=6.5)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=len(handles),
+                   frameon=False)
+    fig.suptitle(f"{net}: {what} per model (Fig. {7 if what == 'epochs' else 8}); hatched = infeasible plan")
     return save(fig, out, f"paper_{net}_{what}_per_model")
 
 
+@styled
 def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -> Path | None:
     """Fig. 9: median loss per epoch with its 1st-99th percentile band (feasible plans only)."""
     r = rows[rows["network"] == net]
@@ -172,11 +188,13 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -
     for i, mode in enumerate(MODES):
         for j, m in enumerate(METHODS):
             ax = axes[i, j]
-            ax.set_title(f"{m} ({net}, {mode}, target {target:g})")
+            ax.set_title(f"{m} ({mode})")
             s = r[(r["noise_mode"] == mode) & (r["which"] == m) & (r["target"] == target)]
             plan = row_plan(s.iloc[0]) if len(s) else None
             if plan is None or not bool(s.iloc[0]["feasible"]):
                 ax.text(0.5, 0.5, "no feasible plan", ha="center", transform=ax.transAxes)
+                ax.set_xticks([])
+                ax.set_yticks([])
                 continue
             inst = get(s.iloc[0]["instance"])
             paths = loss_paths(inst, plan, N_PATHS, seed=0)
@@ -187,7 +205,8 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -
             ax.axhline(inst.loss.target, color="k", ls="--", lw=0.8, label="target")
             ax.set_xlabel("epoch")
             ax.set_ylabel("loss")
-            ax.legend(frameon=False)
+            ax.legend(frameon=False, fontsize=6.5)
+    fig.suptitle(f"{net}: loss evolution at target {target:g}, median and 1st-99th percentile (Fig. 9)")
     return save(fig, out, f"paper_{net}_loss_evolution")
 
 
