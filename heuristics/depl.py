@@ -21,6 +21,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from deplbench.heuristics.stage1_datasets import ranked_datasets
 from deplbench.heuristics.stage2_models import (
     ExpandedGraph,
@@ -38,6 +40,7 @@ from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
 CERTIFY_RTOL = 2e-3  # coarse bracket first; certify() refines it while it straddles the target
+MAX_RELAXED = 8  # relaxed-time variants tried at the bisection threshold
 MAX_CAP = 4.0  # largest surrogate target tightening tried, as a multiple of the requirement
 
 
@@ -58,6 +61,7 @@ class _Search:
     eps: float
     deadline: float
     cert: dict = field(default_factory=dict)
+    done: dict = field(default_factory=dict)  # (datasets, sequence) -> _Found or None
     stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
                                                  "sequences_blacklisted": 0, "datasets_tried": 0})
 
@@ -75,11 +79,15 @@ class _Search:
             self.cert[key] = certify(inst, plan, CERTIFY_RTOL, decide=inst.loss.target).hi <= inst.loss.target
         return self.cert[key]
 
-    def check(self, datasets, graph: ExpandedGraph, j: int, opts) -> _Found | None:
+    def check(self, datasets, graph: ExpandedGraph, j: int, opts, i_max: int | None = None,
+              value=None) -> _Found | None:
         """Stage 3 and certification of the cheapest stage-2 path for requirement bucket ``j``."""
         inst = self.instance
-        path = graph.path(j)
-        models = tuple(m for m, _ in path)
+        models = tuple(m for m, _ in graph.path(j, i_max, value))
+        key = (tuple(datasets), models)
+        if key in self.done:
+            return self.done[key]
+        self.done[key] = None
         if not self.certified(datasets, models):
             return None
         alloc = allocate(inst, datasets, models, self.eps, opts)
@@ -89,9 +97,9 @@ class _Search:
         plan = Plan.from_epochs(datasets, [(m, opts.clusters[o], opts.levels[o])
                                            for m, o in zip(models, alloc.choice, strict=True)])
         ev = evaluate(inst, plan, samples=0)  # the registry's own check, so a claim is never untrue
-        if not ev.feasible:
-            return None
-        return _Found(plan, ev.cost, graph.sur.name, j / graph.eta)
+        if ev.feasible:
+            self.done[key] = _Found(plan, ev.cost, graph.sur.name, j / graph.eta)
+        return self.done[key]
 
 
 def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | None:
@@ -120,6 +128,19 @@ def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | No
             hi = mid
             if found.cost < best.cost:
                 best = found
+    # relaxed paths at the threshold: rounding every epoch's time up penalises sequences
+    # of many short epochs; stage 3 re-times them exactly (and blacklists misfits)
+    rc = graph.relaxed_costs(cands[hi])
+    levels = sorted({float(v) for v in rc[graph.eta + 1:] if np.isfinite(v) and v < rc[graph.eta]}, reverse=True)
+    n = min(MAX_RELAXED, len(levels))
+    picks = [levels[round(i * (len(levels) - 1) / max(n - 1, 1))] for i in range(n)]
+    for v in dict.fromkeys(picks):
+        if s.out_of_time:
+            break
+        i_max = int(np.argmax(rc <= v))
+        found = s.check(datasets, graph, cands[hi], opts, i_max, rc[i_max])
+        if found is not None and found.cost < best.cost:
+            best = found
     return best
 
 
@@ -128,8 +149,9 @@ def surrogates_for(instance, g: float, method: str) -> list[Surrogate]:
     if method == "best-exp":
         return [mean_surrogate(instance, g)]
     out = [cgf_surrogate(instance, g, t) for t in chernoff_arguments(instance, g)]
-    if instance.noise_mode == "per_run":
-        out.append(quantile_surrogate(instance, g))
+    if instance.noise_mode == "per_run":  # the CGF is no bound here; add per-model quantile surrogates
+        omega = instance.loss.quantile
+        out += [quantile_surrogate(instance, g), quantile_surrogate(instance, g, 1 - omega, "mean")]
     return out
 
 

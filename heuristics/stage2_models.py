@@ -139,14 +139,21 @@ def mean_surrogate(instance, g: float) -> Surrogate:
     return Surrogate("mean", gain, pen, instance.loss.initial - instance.loss.target, False)
 
 
-def quantile_surrogate(instance, g: float) -> Surrogate:
-    """Union bound over models: gain g a x_m(delta), penalty ``high`` (valid in both modes)."""
+def quantile_surrogate(instance, g: float, delta: float | None = None, penalty: str = "high") -> Surrogate:
+    """Per-model quantiles: gain g a x_m(delta), penalty ``high`` (or the mean).
+
+    The default ``delta = (1 - omega)/|M|`` with ``high`` is valid in both modes (a
+    union bound over the models; penalties are bounded). ``delta = 1 - omega`` is
+    exact for a ``per_run`` plan with one model, and a heuristic for mixtures.
+    """
     coef = _coefficients(instance, g)
-    delta = (1 - instance.loss.quantile) / len(instance.models)
+    valid = delta is None and penalty == "high"
+    delta = (1 - instance.loss.quantile) / len(instance.models) if delta is None else delta
     xq = [max(float(model_noise(m).ppf(np.array(delta))), 0.0) for m in instance.models]
     gain = coef * np.array(xq)[:, None]
-    pen = _penalties(instance, lambda p: penalty_dist(p).upper)
-    return Surrogate("quantile", gain, pen, instance.loss.initial - instance.loss.target, True)
+    pen = _penalties(instance, lambda p: penalty_dist(p).upper if penalty == "high" else penalty_dist(p).mean)
+    return Surrogate(f"quantile(delta={delta:.3g},{penalty})", gain, pen,
+                     instance.loss.initial - instance.loss.target, valid)
 
 
 def chernoff_arguments(instance, g: float, factors: Sequence[float] = (0.5, 1.0, 2.0)) -> list[float]:
@@ -190,7 +197,10 @@ class ExpandedGraph:
         M = len(instance.models)
         self.step = surrogate.requirement / self.eta
         self.L = int(math.ceil(cap * self.eta))
-        self.Tb = self.eta
+        # the time axis goes past the budget by the largest rounding excess of a path
+        # (< 1 bucket per epoch): bucket <= eta is a conservative (certain) fit, the
+        # rest are relaxed candidates whose true time stage 3 decides
+        self.Tb = self.eta + min(instance.max_epochs, self.eta)
         dt_unit = instance.time_budget / self.eta
         with np.errstate(divide="ignore", invalid="ignore"):
             self.gb = np.floor(surrogate.gain / self.step).astype(np.int64)
@@ -247,15 +257,14 @@ class ExpandedGraph:
                     np.minimum(cur[m, dt:], P[: Tb + 1 - dt] + c, out=cur[m, dt:])
             self.layers.append(cur)
             prev = cur
-            best_top = min(best_top, float(cur[:, :, L].min()))
+            best_top = min(best_top, float(cur[:, :, L].min()))  # includes relaxed paths: a safe stop
             low = float(cur.min())
             if not np.isfinite(low) or low + cmin >= best_top:
                 break  # no continuation can be cheaper for any requirement up to the cap
-        # best[j]: least cost of a path reaching loss bucket >= j (any epoch)
-        col = np.array([lay.min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
+        # best[j]: least cost of a conservative path (time bucket <= eta) reaching loss bucket >= j
+        col = np.array([lay[:, : self.eta + 1].min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
         sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]
         self.best = sfx.min(axis=0)
-        self._where = sfx.argmin(axis=0)
 
     def bucket(self, scale: float) -> int:
         """Loss bucket of the requirement ``scale * surrogate.requirement``."""
@@ -274,12 +283,24 @@ class ExpandedGraph:
     def cost(self, j: int) -> float:
         return float(self.best[j])
 
-    def path(self, j: int) -> list[tuple[str, int]]:
-        """The cheapest path whose rounded gain reaches bucket ``j``: [(model id, option)] per epoch."""
-        k = int(self._where[j])
-        lay = self.layers[k]
-        v = self.best[j]
-        hit = np.argwhere(lay[:, :, j:] == v)[0]
+    def relaxed_costs(self, j: int) -> np.ndarray:
+        """Least cost reaching bucket >= j with rounded time <= i, for every time bucket i."""
+        per = np.array([lay[:, :, j:].min(axis=(0, 2)) for lay in self.layers])  # (layers, Tb+1)
+        return np.minimum.accumulate(per.min(axis=0))
+
+    def path(self, j: int, i_max: int | None = None, value=None) -> list[tuple[str, int]]:
+        """The cheapest path reaching loss bucket ``j`` within rounded time ``i_max`` (default: the budget).
+
+        ``value`` is that path's cost when known (``relaxed_costs(j)[i_max]``).
+        Returns [(model id, option index)] per epoch.
+        """
+        i_max = self.eta if i_max is None else i_max
+        v = value if value is not None else (self.best[j] if i_max == self.eta else self.relaxed_costs(j)[i_max])
+        for k, lay in enumerate(self.layers):  # noqa: B007 - k is used after the loop
+            hits = np.argwhere(lay[:, : i_max + 1, j:] == v)
+            if len(hits):
+                break
+        hit = hits[0]
         m, i, jj = int(hit[0]), int(hit[1]), int(hit[2]) + j
         out: list[tuple[int, int]] = []
         for kk in range(k, -1, -1):
