@@ -176,7 +176,8 @@ def comparison_table(d: pd.DataFrame) -> pd.DataFrame:
 
     Columns: runs, instances, solved, timeouts, errors, infeasible plans (evaluator), the
     shifted geometric mean of per-instance time (shift 10 s), the solver's mean MIP gap, the
-    median certified cost gap to the best known cost, and wins (best cost; fastest solved).
+    median certified cost gap to the best known cost, wins (best cost; fastest solved) and, for
+    SAA plans, the worst 95% Clopper-Pearson upper bound of the out-of-sample violation rate.
     """
     pi = per_instance(d)
     best_cost = pi.groupby("instance")["cost"].min()
@@ -198,6 +199,7 @@ def comparison_table(d: pd.DataFrame) -> pd.DataFrame:
             "mean_mip_gap": float(pd.to_numeric(g["gap"], errors="coerce").mean()),
             "median_cost_gap": float(gap_best.median()) if len(gap_best) else math.nan,
             "wins_cost": int(cost_win.sum()), "wins_time": int(fast_win.sum()),
+            "max_oos_cp_upper": float(pd.to_numeric(g["oos_cp_upper"], errors="coerce").max()),
         })
     return pd.DataFrame(out)
 
@@ -269,15 +271,23 @@ def pick_depl(g: pd.DataFrame) -> tuple[pd.DataFrame, float | None]:
 
 
 def _summary(g: pd.DataFrame) -> dict[str, Any]:
-    """Certified figures of a method's runs on one instance (median over repetitions)."""
+    """Certified figures of a method's runs on one instance (median over repetitions).
+
+    ``note`` says why there is nothing to certify (no run, or no plan and the run's status) or,
+    for plans the evaluator rejects, which violations it found.
+    """
+    out = {"cost": math.nan, "time": math.nan, "q_hi": math.nan, "note": ""}
     if g.empty:
-        return {"cost": math.nan, "time": math.nan, "q_hi": math.nan, "feasible": None, "viol": ""}
-    feas = g["feasible"].astype("boolean")
-    bad = g[feas.eq(False).fillna(True)]
-    return {"cost": float(g["cost"].median()), "time": float(g["runtime_s"].median()),
-            "q_hi": float(g["q_hi"].median()), "feasible": bool(feas.fillna(False).all()),
-            "viol": ",".join(sorted({v for s in bad["violations"].dropna() for v in str(s).split(",") if v}))
-            or ("no evaluation" if len(bad) else "")}
+        return out
+    out["time"] = float(g["runtime_s"].median())
+    planned = g[g["cost"].notna()]
+    if planned.empty:
+        status = ",".join(sorted(set(g["status"].dropna().astype(str)) | set(g["harness_status"].dropna()) - {"ok"}))
+        return out | {"note": f"no plan ({status or 'unknown'})"}
+    feas = planned["feasible"].astype("boolean").fillna(False).astype(bool)
+    viol = sorted({v for s in planned.loc[~feas, "violations"].dropna() for v in str(s).split(",") if v})
+    return out | {"cost": float(planned["cost"].median()), "q_hi": float(planned["q_hi"].median()),
+                  "note": f"infeasible ({','.join(viol) or 'not certified'})" if not feas.all() else ""}
 
 
 def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
@@ -291,8 +301,7 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
         dg, eta = pick_depl(g)
         dep, bex = _summary(dg), _summary(g[g["solver"] == "best-exp"])
         opt = float(ref["ref_hi"]) if ref is not None else math.nan
-        flags = [f"{name} infeasible ({s['viol']})" for name, s in (("depl", dep), ("best-exp", bex))
-                 if s["feasible"] is False]
+        flags = [f"{name} {s['note']}" for name, s in (("depl", dep), ("best-exp", bex)) if s["note"]]
         if ref is not None and not ref["proven"]:
             flags.append("optimum not proven: best known cost")
         if eta is not None and eta != PAPER_ETA:
