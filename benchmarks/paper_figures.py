@@ -23,6 +23,7 @@ from deplbench.instances.semantics import data_effect, epoch_cost, progress
 
 METHODS = ("optimum", "depl", "best-exp")
 MODES = ("per_epoch", "per_run")
+MARKERS = ("o", "s", "^")
 N_PATHS = 4000  # simulated trajectories per plan (Fig. 9)
 
 
@@ -104,26 +105,32 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
     for i, mode in enumerate(MODES):
         r = rows[(rows["network"] == net) & (rows["noise_mode"] == mode)]
         opt = r[r["which"] == "optimum"].set_index("target")
+        if r.empty:
+            for ax in axes[i, :2]:
+                ax.text(0.5, 0.5, f"no runs in {mode}", ha="center", transform=ax.transAxes)
         for j, m in enumerate(METHODS):
             s = r[r["which"] == m].sort_values("target")
             if s.empty:
                 continue
-            axes[i, 0].plot(s["target"], s["cost"], marker="o", ms=3.5, color=f"C{j}", label=m)
-            bad = s[~s["feasible"].astype("boolean").fillna(False).astype(bool)]
-            axes[i, 0].scatter(bad["target"], bad["cost"], marker="x", s=40, color="k", zorder=4,
-                               label="infeasible plan" if j == 1 else None)
+            style = {"marker": MARKERS[j], "ms": 6 - 1.2 * j, "color": f"C{j}", "label": m, "alpha": 0.85}
+            axes[i, 0].plot(s["target"], s["cost"], **style)
+            bad = s[~s["feasible"].astype("boolean").fillna(False).astype(bool) & s["cost"].notna()]
+            if len(bad):
+                axes[i, 0].scatter(bad["target"], bad["cost"], marker="x", s=40, color="k", zorder=4,
+                                   label=f"{m}: infeasible plan")
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
-            axes[i, 1].plot(s["target"], norm, marker="o", ms=3.5, color=f"C{j}", label=m)
+            axes[i, 1].plot(s["target"], norm, **style)
         dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == "depl")
                & d["feasible"].astype("boolean").fillna(False).astype(bool)]
         for t, g in dg.groupby("target", sort=True):
             if t in opt.index and g["eta"].nunique() > 1:
                 e = g.groupby("eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
-        if not axes[i, 2].lines:
+        if axes[i, 2].lines:
+            axes[i, 2].set_xscale("log")
+        else:
             axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center",
                             transform=axes[i, 2].transAxes)
-        axes[i, 2].set_xscale("log")
         titles = ("cost vs target", "expected loss / optimum's", "effect of eta")
         for ax, yl, tt in zip(axes[i], ("cost", "E[loss] / optimum's", "depl cost / optimum"), titles, strict=True):
             ax.set_ylabel(yl)
