@@ -55,6 +55,7 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
         xs.append(cp.new_int_var(int(lo), int(hi), f"x{j}"))  # the continuous w are exact ANDs: 0/1
     exact = True
     scen_of_row = {int(r): s for s, r in enumerate(model.scen_rows) if r >= 0}
+    cut_rows = set(model.cut_rows.tolist())
     A = model.A.tocsr()
     for i in range(model.n_cons):
         sl = slice(A.indptr[i], A.indptr[i + 1])
@@ -67,6 +68,8 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
             cols, vals = cols[keep], vals[keep]
             lit = xs[v]
             scale = LOSS_SCALE
+        elif i in cut_rows:
+            scale = LOSS_SCALE  # rounded like the scenario rows it is derived from: still implied
         elif i == model.time_row:
             scale = TIME_SCALE
         else:
@@ -134,10 +137,10 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 @register_solver("milp-cpsat", kind="saa", defaults=dict(SAA_DEFAULTS),
                  description="SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)")
 def solve_cpsat(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                time_limit: float, seed: int, threads: int):
+                time_limit: float, seed: int, threads: int, cuts: bool):
     """SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)."""
     def sub(data, **kw):
         return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
 
     return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit)
+                   time_limit=time_limit, cuts=cuts)

@@ -102,10 +102,10 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 @register_solver("milp-highs-direct", kind="saa", defaults=dict(SAA_DEFAULTS),
                  description="SAA MILP as sparse matrices, solved by highspy directly")
 def solve_highs_direct(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                       time_limit: float, seed: int, threads: int):
+                       time_limit: float, seed: int, threads: int, cuts: bool):
     """SAA MILP as sparse matrices, solved by highspy directly."""
     def sub(data, **kw):
         return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
 
     return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit)
+                   time_limit=time_limit, cuts=cuts)

@@ -97,6 +97,17 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
 
     mdl.scenario = pyo.Constraint(mdl.S, rule=scenario)
     mdl.quantile = pyo.Constraint(expr=sum(mdl.v[s] for s in range(S)) <= data.allowed)
+
+    def quantile_cut(b, i):  # one scenario of T holds: so does the least coefficient over T
+        T = data.cut_sets[i]
+        if agg_runs:
+            gain = sum(data.x_run[T, m].max() * b.run[m] for m in range(M))
+        else:
+            gain = sum(data.imp[T, m, k].max() * b.z[k, m] for k in range(K) for m in range(M))
+        pen = sum(data.pen[T, p, k].min() * b.w[k, p] for k in range(1, K) for p in range(P))
+        return data.l0 - gain + pen <= data.target - margin
+
+    mdl.quantile_cut = pyo.Constraint(range(len(data.cut_sets)), rule=quantile_cut)
     return mdl
 
 
@@ -152,10 +163,10 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 @register_solver("milp-highs", kind="saa", defaults=dict(SAA_DEFAULTS),
                  description="SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)")
 def solve_highs_pyomo(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                      time_limit: float, seed: int, threads: int):
+                      time_limit: float, seed: int, threads: int, cuts: bool):
     """SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)."""
     def sub(data, **kw):
         return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
 
     return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit)
+                   time_limit=time_limit, cuts=cuts)

@@ -29,7 +29,7 @@ MAX_SUBSETS = 1024
 RETRY_MARGIN = 1e-7
 #: statuses a backend may return for one subset
 SUB_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unknown", "error")
-SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4}
+SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4, "cuts": True}
 
 
 @dataclass
@@ -94,14 +94,16 @@ SolveSubset = Callable[..., SubResult]
 
 
 def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, formulation: str,
-            time_limit: float) -> SolveResult:
+            time_limit: float, cuts: bool = True) -> SolveResult:
     """Solve the SAA over every dataset selection with ``solve_subset`` and assemble the result.
 
     ``solve_subset(data, formulation=..., margin=..., time_limit=...)`` solves one
     selection. Statuses combine as documented in ``docs/formulations.md``: optimal only
     if every selection is optimal or infeasible.
     """
-    from deplbench.formulations.saa_model import FORMULATIONS, subset_data
+    from dataclasses import replace
+
+    from deplbench.formulations.saa_model import FORMULATIONS, quantile_cut_sets, subset_data
 
     if formulation not in FORMULATIONS:
         raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")
@@ -121,6 +123,8 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             continue
         tb = time.perf_counter()
         data = subset_data(instance, ds, sc)
+        if cuts:
+            data = replace(data, cut_sets=quantile_cut_sets(data))
         build_s += time.perf_counter() - tb
         r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
         if r.plan is not None and verify(instance, r.plan, sc):
@@ -144,7 +148,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         subs.append(r)
     return assemble(instance, subs, sc, build_s=build_s, solve_s=solve_s, extra={
         "formulation": formulation, "scenarios": scenarios, "n_subsets": len(subsets),
-        "margin": margin_used})
+        "margin": margin_used, "cuts": bool(cuts)})
 
 
 def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, solve_s: float,

@@ -15,7 +15,7 @@ The formulation is documented in ``docs/formulations.md``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +57,7 @@ class SubsetData:
     max_switches: int  # most switches any plan can make (longest path of the switch graph)
     gain: np.ndarray  # (M, K): g a_m(k+1), used by the per_run aggregation
     x_run: np.ndarray  # (S, M): per_run factors
+    cut_sets: tuple[np.ndarray, ...] = ()  # scenario sets of the quantile cuts (quantile_cut_sets)
 
     @property
     def S(self) -> int:
@@ -164,7 +165,8 @@ class SaaModel:
     Column blocks (index arrays into x): ``z[k, m]``, ``w[k-1, p]`` (switch p at epoch k+1,
     continuous AND), ``v[s]``, ``used[j]`` (-1 when cluster j has no transfer cost),
     ``n[m, o]`` or ``y[k, m, o]``, ``run[m]`` (per_run aggregation, or empty).
-    ``scen_rows[s]`` is the row of scenario s (-1 if dropped), ``time_row`` the budget row.
+    ``scen_rows[s]`` is the row of scenario s (-1 if dropped), ``time_row`` the budget row,
+    ``cut_rows`` the quantile cuts (loss rows without a big-M term).
     """
 
     data: SubsetData
@@ -185,6 +187,7 @@ class SaaModel:
     run: np.ndarray
     scen_rows: np.ndarray
     time_row: int
+    cut_rows: np.ndarray
     names: list[str] = field(default_factory=list)
     offset: float = 0.0
 
@@ -355,9 +358,68 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
         coefs = [zcoef, data.pen[s, :, 1:].ravel(), [-bigm[s]]]
         scen_rows[s] = rows.add(np.concatenate(cols), np.concatenate(coefs), -INF, rhs)
     rows.add(v, np.ones(S), -INF, float(data.allowed))
+    # quantile cuts: one scenario of each set T (|T| = allowed + 1) holds, so the row of
+    # element-wise least coefficients over T holds too (all columns are >= 0)
+    cut_rows = np.array([rows.add(np.concatenate([zc, wc]), cut_coefs(data, T, agg), -INF, rhs)
+                         for T in data.cut_sets], dtype=np.int64)
 
     return SaaModel(
         data=data, formulation=formulation, c=np.concatenate(cost), lb=np.concatenate(lb),
         ub=np.concatenate(ub), integer=np.concatenate(integ), A=rows.matrix(col),
         row_lb=np.array(rows.lb), row_ub=np.array(rows.ub), z=z, w=w, v=v, used=used, n=n, y=y,
-        run=run, scen_rows=scen_rows, time_row=time_row, names=nm)
+        run=run, scen_rows=scen_rows, time_row=time_row, cut_rows=cut_rows, names=nm)
+
+
+def cut_coefs(data: SubsetData, T: np.ndarray, agg: bool) -> np.ndarray:
+    """Coefficients of the quantile cut of set T on the columns ``[run or z.T, w.T]``."""
+    zcoef = -data.x_run[T].max(axis=0) if agg else -data.imp[T].max(axis=0).ravel()
+    return np.concatenate([zcoef, data.pen[T][:, :, 1:].min(axis=0).ravel()])
+
+
+def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> tuple[np.ndarray, ...]:
+    """Scenario sets T (``allowed + 1`` scenarios each) whose quantile cuts tighten the LP.
+
+    Static sets: for each model, the scenarios where it progresses least. Then a few rounds
+    of separation on the LP relaxation: T = the ``allowed + 1`` scenarios whose loss row
+    (without its big-M term) is highest at the LP optimum, kept while its cut is violated.
+    """
+    import highspy
+
+    from deplbench.formulations.highs_direct import to_highs_lp
+
+    S, M, _ = data.imp.shape
+    a1 = data.allowed + 1
+    if a1 > S:
+        return ()
+    key = data.x_run if data.per_run else data.imp.sum(axis=2)
+    sets = [np.sort(np.argsort(key[:, m], kind="stable")[:a1]) for m in range(M)]
+    if rounds <= 0:
+        return tuple(sets)
+    model = build(replace(data, cut_sets=tuple(sets)), "aggregated")
+    lp = to_highs_lp(model)
+    lp.integrality_ = []
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(lp)
+    rows = model.scen_rows
+    live = rows >= 0
+    A = model.A[rows[live]]
+    bigm = data.big_m(0.0)[live]
+    idx = np.flatnonzero(live)
+    rhs = data.target - data.l0
+    cols = np.concatenate([model.run if data.per_run else model.z.T.ravel(), model.w.T.ravel()])
+    for _ in range(rounds):
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            break
+        x = np.asarray(h.getSolution().col_value)
+        act = A @ x + bigm * x[model.v[idx]]  # loss row activity without the v term
+        T = np.sort(idx[np.argsort(-act, kind="stable")[:a1]])
+        if len(T) < a1:
+            break
+        coefs = cut_coefs(data, T, data.per_run)
+        if coefs @ x[cols] <= rhs + tol:
+            break
+        sets.append(T)
+        h.addRow(-highspy.kHighsInf, rhs, len(cols), cols.astype(np.int32), coefs)
+    return tuple(sets)

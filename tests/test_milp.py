@@ -198,3 +198,13 @@ def test_too_many_datasets_refused():
     d["transfer_costs"] = []
     with pytest.raises(InputError, match="at most 1024"):
         dataset_subsets(instance_from_dict(d))
+
+
+@pytest.mark.parametrize("case", list(STOCHASTIC))
+def test_quantile_cuts_keep_the_optimum(case):
+    """The quantile cuts are valid: with or without them the optimum is the enumerated one."""
+    inst = small(**STOCHASTIC[case])
+    for cuts in (False, True):
+        res = run("milp-highs-direct", inst, cuts=cuts)
+        assert res.status == Status.OPTIMAL and res.objective == pytest.approx(_opt(case), rel=1e-6)
+        assert res.extra["cuts"] is cuts
