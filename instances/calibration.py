@@ -24,6 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import optimize
+
+from deplbench.errors import InputError
 from deplbench.instances.calibration_fit import (
     best_family,
     fit_all_families,
@@ -33,9 +36,6 @@ from deplbench.instances.calibration_fit import (
 )
 from deplbench.instances.distributions import penalty_dist
 from deplbench.instances.schema import Penalty
-from scipy import optimize
-
-from deplbench.errors import InputError
 
 REQUIRED_COLUMNS = ("run", "model", "epoch", "loss")
 
@@ -167,7 +167,7 @@ def fit_progress(k: np.ndarray, d: np.ndarray, fit_p: bool = False,
     x0 = [grid_u[iu]] + ([grid_p[ip]] if fit_p else [])
     bounds = [(-9.0, 8.0)] + ([(0.0, 5.0)] if fit_p else [])
     res = optimize.minimize(lambda th: profile(th[0], th[1] if fit_p else p)[0], x0,
-                            method="L-BFGS-B", bounds=bounds)
+                            method="L-BFGS-B", bounds=bounds, options={"ftol": 1e-15, "gtol": 1e-12})
     u, pp = float(res.x[0]), (float(res.x[1]) if fit_p else p)
     s, A = profile(u, pp)
     return A, math.expm1(u), pp, math.sqrt(s / len(d))
