@@ -148,6 +148,12 @@ class _Search:
         self.stats = {"sequences": 0, "count_vectors": 0, "screened": 0, "coarse_brackets": 0,
                       "certified": 0, "allocations": 0, "milp_allocations": 0}
         self.subsets = self._build(max_sequences)
+        # with X >= 0 a.s., one more epoch at the end of the last run lowers the loss pointwise
+        # (no new switch, coefficient grows), so the quantile is non-increasing in that length
+        # (used in per_run only: there a bracket costs the same at any length, while per_epoch
+        # probes of long sequences cost one term per epoch and Cantelli already rejects most)
+        self.monotone = instance.noise_mode == "per_run" and all(self._nonneg(m) for m in instance.models)
+        self.proven: dict[tuple[int, Runs, int], int] = {}  # (subset, runs[:-1], model) -> max rejected length
 
     def _build(self, max_sequences: int) -> list[_Subset]:
         inst = self.inst
@@ -190,9 +196,39 @@ class _Search:
             sub.allocators.append(Allocator(sub.opts.cost[cols], sub.opts.time[:, cols], inst.time_budget))
             sub.transfer.append(transfer_cost(inst, sub.datasets, [inst.cluster_ids[j] for j in s]))
 
+    @staticmethod
+    def _nonneg(model) -> bool:
+        from deplbench.instances.distributions import model_noise
+
+        d = model_noise(model)
+        return (d.value >= 0) if d.is_constant else d.lower >= 0
+
     # ---- quantile ------------------------------------------------------------------------------
     def screen(self, si: int, runs: Runs) -> int:
-        """0 if the sequence is proven infeasible for the quantile, else 1 (or 2 if certified)."""
+        """0 if the sequence is proven infeasible for the quantile, else 1 (or 2 if certified).
+
+        With non-negative noise, a rejection of the sequence with its last run of length n
+        also rejects every shorter last run; the largest rejected length of each prefix is
+        found by bisection the first time the prefix is met.
+        """
+        if not self.monotone:
+            return self._screen(si, runs)
+        (m, n), pkey = runs[-1], (si, runs[:-1], runs[-1][0])
+        if n <= self.proven.get(pkey, 0):
+            return 0
+        v = self._screen(si, runs)
+        if v == 0:
+            lo, hi = n, self.inst.max_epochs - sum(k for _, k in runs[:-1]) + 1
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if self._screen(si, runs[:-1] + ((m, mid),)) == 0:
+                    lo = mid
+                else:
+                    hi = mid
+            self.proven[pkey] = max(self.proven.get(pkey, 0), lo)
+        return v
+
+    def _screen(self, si: int, runs: Runs) -> int:
         key = (si, runs)
         v = self.verdicts.get(key)
         if v is not None:
