@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from deplbench.benchmarks.tables import CLAIMED_EXPONENT, CORRECTED_EXPONENT, extra
@@ -22,7 +23,8 @@ from deplbench.benchmarks.tables import CLAIMED_EXPONENT, CORRECTED_EXPONENT, ex
 SUBMOD_KEY = "submod_violation"
 #: (module, function(instance) -> violation or None) of the DepL engineer's check, first found is used
 SUBMOD_CHECKS = (("deplbench.heuristics.stage1_datasets", "submodularity_report"),)
-MAX_INSTANCES_PER_FAMILY = 3  # computing the check is costly: a few stored instances per family
+MAX_INSTANCES_PER_FAMILY = 3  # computing the check is costly: a few stored instances per family,
+MAX_DATASETS_CHECKED = 10  # and enumeration grows like 3^n (n = 12 takes ~15 s): the largest up to 10
 
 
 def _violation_value(res: Any) -> float | None:
@@ -44,8 +46,9 @@ def _submod_check() -> tuple[Callable | None, str]:
         except ModuleNotFoundError:
             found = False
         if found and callable(func := getattr(importlib.import_module(module), name, None)):
-            return func, (f"computed here with `{module}.{name}` on up to {MAX_INSTANCES_PER_FAMILY} "
-                          "stored instances per family")
+            return func, (f"computed here with `{module}.{name}` on the {MAX_INSTANCES_PER_FAMILY} stored "
+                          f"instances with the most datasets (at most {MAX_DATASETS_CHECKED}) per family; "
+                          "violations are in the units of f = K(D) T(D) (seconds)")
     return None, "not measured (no run carries `submod_violation` and no check module is installed)"
 
 
@@ -66,8 +69,10 @@ def submodularity(d: pd.DataFrame, get_instance: Callable) -> tuple[pd.DataFrame
         check, source = _submod_check()
         if check is not None:
             for fam in families:
-                names = sorted(d.loc[d["family"] == fam, "instance"].dropna().unique())
-                for name in [n for n in names if n in get_instance][:MAX_INSTANCES_PER_FAMILY]:
+                sizes = d[d["family"] == fam].groupby("instance")["n_datasets"].max().fillna(0)
+                stored = np.array([n in get_instance for n in sizes.index], dtype=bool)
+                sizes = sizes[(sizes <= MAX_DATASETS_CHECKED).to_numpy() & stored]
+                for name in sizes.sort_values(ascending=False, kind="stable").index[:MAX_INSTANCES_PER_FAMILY]:
                     v = _violation_value(check(get_instance(name)))
                     if v is None:  # fewer than 2 datasets (trivially submodular) or too many to check
                         n_na[fam] = n_na.get(fam, 0) + 1

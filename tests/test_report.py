@@ -266,3 +266,24 @@ def test_missing_data_and_bad_folder(tmp_path, capsys):
     assert main(["report", str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no result store" in err[0]
+
+
+def test_submodularity_computed_when_runs_lack_it():
+    stage1 = pytest.importorskip("deplbench.heuristics.stage1_datasets")
+    from deplbench.benchmarks.claims import submodularity
+    from deplbench.registry import generate
+
+    insts = {f"r{n}": generate("random", {"datasets": str(n)}, seed=n) for n in (3, 4)}
+    d = pd.DataFrame([{"family": "random", "instance": name, "n_datasets": len(i.datasets), "extra_json": None}
+                      for name, i in insts.items()])
+
+    class Get(dict):
+        def __call__(self, name):
+            return self[name]
+
+    tab, source = submodularity(d, Get(insts))
+    want = max(stage1.submodularity_report(i) for i in insts.values())
+    row = tab.set_index("family").loc["random"]
+    assert "computed here" in source and row["instances_checked"] == 2
+    assert row["max_violation"] == pytest.approx(want)
+    assert row["verdict"] == ("violated" if want > 1e-9 else "submodular on every instance checked")
