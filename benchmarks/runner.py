@@ -298,6 +298,17 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
         Re-run stored runs whose harness status is not ``ok``.
     """
     workers = workers or os.cpu_count() or 1
+    dask = _dask_client(workers, scheduler, cluster) if (scheduler or cluster) else None
+    try:
+        return _run(runs, out_dir, workers, dask, retry_failed, progress, on_row)
+    finally:
+        if dask is not None:
+            dask[0].close()
+            if dask[1] is not None:
+                dask[1].close()
+
+
+def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row) -> Summary:
     with Store(out_dir) as store:
         todo = pending_runs(runs, store, retry_failed)
         summary = Summary(len(runs), len(runs) - len(todo), Counter())
@@ -306,11 +317,12 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
         instances = prepare_instances(todo, store)
         preload = sorted({r.solver_module for r in todo})
         jobs = [(r, *instances[r.instance_id]) for r in todo]
-        if not (scheduler or cluster):
+        if dask is None:
             warm_up(preload)
         bar = _bar(len(todo), progress)
+        results = _results(jobs, preload, workers, dask)
         try:
-            for row in _results(jobs, preload, workers, scheduler, cluster):
+            for row in results:
                 store.put_run(row)
                 summary.counts[row["harness_status"]] += 1
                 if on_row is not None:
@@ -318,6 +330,7 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
                 bar.update(1)
                 bar.set_postfix({k: summary.counts[k] for k in HARNESS_STATUSES}, refresh=False)
         finally:
+            results.close()  # stops submitting (cancels queued runs) before the live ones are killed
             bar.close()
             kill_live()
     return summary
@@ -329,10 +342,10 @@ def _bar(total: int, enabled: bool):
     return tqdm(total=total, unit="run", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
 
 
-def _results(jobs, preload, workers, scheduler, cluster):
+def _results(jobs, preload, workers, dask):
     """Rows of finished runs, in completion order."""
-    if scheduler or cluster:
-        yield from _dask_results(jobs, preload, workers, scheduler, cluster)
+    if dask is not None:
+        yield from _dask_results(dask[0], jobs, preload)
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run") as pool:
         futs = {pool.submit(execute, spec, inst, preload, err): spec for spec, inst, err in jobs}
@@ -344,19 +357,28 @@ def _results(jobs, preload, workers, scheduler, cluster):
             kill_live()
 
 
-def _dask_results(jobs, preload, workers, scheduler, cluster):
+def _dask_client(workers: int, scheduler: str | None, cluster: str | None):
+    """(client, local cluster or None); connecting fails before anything is written."""
     from distributed import Client, LocalCluster
-    from distributed import as_completed as dask_completed
 
-    lc = None
     if cluster == "local":
         lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(lc)
-    else:
-        client = Client(scheduler, timeout="20s")
+        return Client(lc), lc
     try:
-        futs = {client.submit(execute, spec, inst, preload, err, key=f"depl-run-{spec.key}", pure=False): spec
-                for spec, inst, err in jobs}
+        return Client(scheduler, timeout="20s"), None
+    except (OSError, TimeoutError, ValueError) as exc:
+        from deplbench.errors import InputError
+
+        raise InputError(f"cannot connect to the Dask scheduler ({type(exc).__name__}: {exc})",
+                         "--scheduler", scheduler) from None
+
+
+def _dask_results(client, jobs, preload):
+    from distributed import as_completed as dask_completed
+
+    futs = {client.submit(execute, spec, inst, preload, err, key=f"depl-run-{spec.key}", pure=False): spec
+            for spec, inst, err in jobs}
+    try:
         for f in dask_completed(list(futs)):
             try:
                 yield f.result()
@@ -368,7 +390,4 @@ def _dask_results(jobs, preload, workers, scheduler, cluster):
                 row["status"] = "error"
                 yield row
     finally:
-        client.close()
-        if lc is not None:
-            lc.close()
-
+        client.cancel(list(futs))

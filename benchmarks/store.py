@@ -125,10 +125,10 @@ class Store:
                 from deplbench.errors import InputError
 
                 raise InputError(f"no result store {DB_NAME} in this folder", str(self.root))
-            self.con = duckdb.connect(str(self.path), read_only=True)
+            self.con = _connect(self.path, read_only=True)
         else:
             self.root.mkdir(parents=True, exist_ok=True)
-            self.con = duckdb.connect(str(self.path))
+            self.con = _connect(self.path, read_only=False)
             cols = ", ".join(f'"{k}" {v}' for k, v in RUN_COLUMNS.items())
             self.con.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
             # a store written by an older version lacks newer columns: add them (NULL in old rows)
@@ -213,6 +213,19 @@ class Store:
             tmp.replace(p)
             paths.append(p)
         return paths
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open the database; a store held by another process (a running harness) is a one-line error."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        from deplbench.errors import InputError
+
+        raise InputError("the result store is in use by another process (a running `deplbench run`?)",
+                         str(path)) from None
 
 
 def _plain(v: Any) -> Any:
