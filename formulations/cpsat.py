@@ -25,7 +25,7 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 
@@ -134,13 +134,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-@register_solver("milp-cpsat", kind="saa", defaults=dict(SAA_DEFAULTS),
-                 description="SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)")
-def solve_cpsat(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                time_limit: float, seed: int, threads: int, cuts: bool):
-    """SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)."""
-    def sub(data, **kw):
-        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
-
-    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit, cuts=cuts)
+solve_cpsat = register_solver("milp-cpsat", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+    "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

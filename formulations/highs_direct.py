@@ -11,7 +11,7 @@ import time
 import highspy
 import numpy as np
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 
@@ -99,13 +99,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-@register_solver("milp-highs-direct", kind="saa", defaults=dict(SAA_DEFAULTS),
-                 description="SAA MILP as sparse matrices, solved by highspy directly")
-def solve_highs_direct(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                       time_limit: float, seed: int, threads: int, cuts: bool):
-    """SAA MILP as sparse matrices, solved by highspy directly."""
-    def sub(data, **kw):
-        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
-
-    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit, cuts=cuts)
+solve_highs_direct = register_solver("milp-highs-direct", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+    "SAA MILP as sparse matrices, solved by highspy directly"))(saa_method(solve_subset))

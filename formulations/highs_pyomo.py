@@ -16,7 +16,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from deplbench.formulations.highs_direct import FEAS_TOL
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
 from deplbench.formulations.saa_model import (
     SubsetData,
     decode_aggregated,
@@ -160,13 +160,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      message="" if status != "error" else f"HiGHS via Pyomo: {tc.name}")
 
 
-@register_solver("milp-highs", kind="saa", defaults=dict(SAA_DEFAULTS),
-                 description="SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)")
-def solve_highs_pyomo(instance, *, scenarios: int, formulation: str, mip_gap: float,
-                      time_limit: float, seed: int, threads: int, cuts: bool):
-    """SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)."""
-    def sub(data, **kw):
-        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
-
-    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit, cuts=cuts)
+solve_highs_pyomo = register_solver("milp-highs", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+    "SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)"))(saa_method(solve_subset))

@@ -151,6 +151,20 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         "margin": margin_used, "cuts": bool(cuts)})
 
 
+def saa_method(solve_subset: SolveSubset) -> Callable[..., SolveResult]:
+    """The registered entry point of an SAA backend, given its ``solve_subset``."""
+
+    def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
+               seed: int, threads: int, cuts: bool = True) -> SolveResult:
+        def sub(data, **kw):
+            return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+
+        return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
+                       time_limit=time_limit, cuts=cuts)
+
+    return method
+
+
 def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, solve_s: float,
              extra: dict) -> SolveResult:
     """Combine the selections' outcomes into one result (best plan, min bound, status)."""

@@ -12,7 +12,7 @@ import time
 import numpy as np
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, run_saa
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 
@@ -80,13 +80,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      message="" if status != "error" else f"SCIP: result status {st}")
 
 
-@register_solver("milp-scip", kind="saa", defaults=dict(SAA_DEFAULTS),
-                 description="SAA MILP matrices solved by OR-Tools' bundled SCIP")
-def solve_scip(instance, *, scenarios: int, formulation: str, mip_gap: float,
-               time_limit: float, seed: int, threads: int, cuts: bool):
-    """SAA MILP matrices solved by OR-Tools' bundled SCIP."""
-    def sub(data, **kw):
-        return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
-
-    return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                   time_limit=time_limit, cuts=cuts)
+solve_scip = register_solver("milp-scip", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+    "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))
