@@ -88,6 +88,14 @@ def method_rows(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _instance(get: Callable, name: str):
+    """The stored instance ``name``, or None when the store lacks it (its bars are left out)."""
+    try:
+        return get(name)
+    except KeyError:
+        return None
+
+
 def _per_model(instance, plan: Plan) -> tuple[dict[str, int], dict[str, float]]:
     """Epochs and compute cost spent on each model by a plan."""
     ep: dict[str, int] = {}
@@ -158,10 +166,9 @@ def fig_per_model(net: str, rows: pd.DataFrame, get: Callable, what: str, out: P
             ax = axes[i, j]
             s = rows[(rows["network"] == net) & (rows["noise_mode"] == mode) & (rows["which"] == m)]
             for _, r in s.iterrows():
-                plan = row_plan(r)
-                if plan is None:
+                plan, inst = row_plan(r), _instance(get, r["instance"])
+                if plan is None or inst is None:
                     continue
-                inst = get(r["instance"])
                 vals = _per_model(inst, plan)[0 if what == "epochs" else 1]
                 hatch = None if bool(r["feasible"]) else "///"
                 bottom = 0.0
@@ -198,12 +205,13 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -
             ax.set_title(f"{m} ({mode})")
             s = r[(r["noise_mode"] == mode) & (r["which"] == m) & (r["target"] == target)]
             plan = row_plan(s.iloc[0]) if len(s) else None
-            if plan is None or not bool(s.iloc[0]["feasible"]):
-                ax.text(0.5, 0.5, "no feasible plan", ha="center", transform=ax.transAxes)
+            inst = _instance(get, s.iloc[0]["instance"]) if len(s) else None
+            if plan is None or inst is None or not bool(s.iloc[0]["feasible"]):
+                ax.text(0.5, 0.5, "no feasible plan" if inst is not None or plan is None else "instance not stored",
+                        ha="center", transform=ax.transAxes)
                 ax.set_xticks([])
                 ax.set_yticks([])
                 continue
-            inst = get(s.iloc[0]["instance"])
             paths = loss_paths(inst, plan, N_PATHS, seed=0)
             k = np.arange(paths.shape[1])
             lo, med, hi = np.percentile(paths, [1, 50, 99], axis=0)

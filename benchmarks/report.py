@@ -271,7 +271,8 @@ def render_markdown(title: str, sections: list[Section], out: Path) -> str:
                 lines += ["| " + " | ".join(r) + " |" for r in esc[1:]] + [""]
             elif b[0] == "fig":
                 rel = Path(b[2]).relative_to(out).as_posix()
-                lines += [f"![{b[1]}]({rel})", "", f"*{b[1]}* ([SVG]({rel[:-4]}.svg))", ""]
+                svg = f" ([SVG]({rel[:-4]}.svg))" if Path(b[2]).with_suffix(".svg").exists() else ""
+                lines += [f"![{b[1]}]({rel})", "", f"*{b[1]}*{svg}", ""]
     return "\n".join(lines)
 
 

@@ -287,3 +287,36 @@ def test_submodularity_computed_when_runs_lack_it():
     assert "computed here" in source and row["instances_checked"] == 2
     assert row["max_violation"] == pytest.approx(want)
     assert row["verdict"] == ("violated" if want > 1e-9 else "submodular on every instance checked")
+
+
+def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
+    import importlib.machinery
+    import shutil
+    import sys
+    import types
+
+    import matplotlib.pyplot as plt
+
+    from deplbench.benchmarks import report as rep
+
+    def make_figures(params_path, out_dir):  # writes one real PNG per parameter file
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fig = plt.figure()
+        fig.gca().set_title(json.loads(Path(params_path).read_text())["name"])
+        fig.savefig(out_dir / "calibration-noise.png")
+        plt.close(fig)
+        return [out_dir / "calibration-noise.png"]
+
+    mod = types.ModuleType("fake_calibration_plots")
+    mod.__spec__ = importlib.machinery.ModuleSpec("fake_calibration_plots", None)
+    mod.make_figures = make_figures
+    monkeypatch.setitem(sys.modules, "fake_calibration_plots", mod)
+    monkeypatch.setattr(rep, "CALIBRATION_MODULE", "fake_calibration_plots")
+    root = tmp_path / "run"
+    shutil.copytree(store_dir, root, ignore=shutil.ignore_patterns("report"))
+    (root / "calibration").mkdir()
+    (root / "calibration" / "alexnet.json").write_text(json.dumps({"name": "alexnet"}))
+    md = (rep.build_report(root).parent / "report.md").read_text()
+    assert "## Calibration" in md and "figures/calibration_alexnet/calibration-noise.png" in md
+    assert (root / "report" / "figures" / "calibration_alexnet" / "calibration-noise.png").exists()
