@@ -8,13 +8,16 @@ Run: ``python -m deplbench.benchmarks.bench_harness [--runs N] [--busy S]``.
   same without the re-evaluation (``eval_samples = 0``) — aim: under 0.2 s;
 * speedup: a grid of ``harness-busy`` runs (each burns ``S`` s of CPU) on 1 and on 2
   workers — aim: at least 1.7 on 2 idle cores (other load on the machine lowers it;
-  the load average is printed).
+  the load average and the speedup of the same work as plain processes, without
+  the harness, are printed beside it).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -46,6 +49,20 @@ def timed(runs: list, workers: int) -> tuple[float, float]:
     return elapsed, float(df["runtime_s"].mean())
 
 
+BUSY = ("import time\nend = time.process_time() + {s}\nx = 0\nwhile time.process_time() < end:\n"
+        "    for i in range(10000): x += i * i\n")
+
+
+def raw(n: int, seconds: float, parallel: int) -> float:
+    """The same CPU work as plain processes, ``parallel`` at a time, no harness: what the machine gives."""
+    t0 = time.perf_counter()
+    for i in range(0, n, parallel):
+        procs = [subprocess.Popen([sys.executable, "-c", BUSY.format(s=seconds)]) for _ in range(min(parallel, n - i))]
+        for p in procs:
+            p.wait()
+    return time.perf_counter() - t0
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20, help="runs per grid")
@@ -65,6 +82,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{f'busy grid ({len(busy)} x {a.busy:g} s CPU), 1 worker':<44} {t1:>9.2f}s")
     print(f"{f'busy grid ({len(busy)} x {a.busy:g} s CPU), 2 workers':<44} {t2:>9.2f}s")
     print(f"{'speedup 2 workers / 1':<44} {t1 / t2:>10.2f}  >= 1.7")
+    r1, r2 = raw(len(busy), a.busy, 1), raw(len(busy), a.busy, 2)
+    print(f"{'same work as plain processes: speedup 2 / 1':<44} {r1 / r2:>10.2f}  (the machine's own)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -43,7 +43,8 @@ from deplbench.benchmarks.store import Store, rows_missing
 #: Imported once by the fork server, so every run starts with them loaded.
 PRELOAD = ["numpy", "scipy.stats", "pandas", "deplbench", "deplbench.registry", "deplbench.instances",
            "deplbench.benchmarks.rows", "deplbench.benchmarks.runner"]
-POLL_S = 0.05  # how often a running child's clock and memory are checked
+POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
+MEM_POLL_S = 1.0  # memory polling without a limit: the child reports its own peak anyway
 HARNESS_STATUSES = ("ok", "timeout", "memory", "error")
 _LIVE: set[Any] = set()  # child processes in flight, killed if the harness is interrupted
 _LIVE_LOCK = threading.Lock()
@@ -142,12 +143,20 @@ def _allow_children():
             cfg["daemon"] = daemon
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
 def _rss_mb(pid: int) -> float | None:
+    """Resident memory of process ``pid`` (cheap: one read of /proc, no process scan)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE / 2**20
+    except (OSError, ValueError, IndexError):
+        pass
     import psutil
 
     try:
-        p = psutil.Process(pid)
-        return (p.memory_info().rss + sum(c.memory_info().rss for c in p.children(recursive=True))) / 2**20
+        return psutil.Process(pid).memory_info().rss / 2**20
     except psutil.Error:
         return None
 
@@ -173,7 +182,7 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
     send.close()
     with _LIVE_LOCK:
         _LIVE.add(proc)
-    payload, killed, peak = None, None, 0.0
+    payload, killed, peak, next_mem = None, None, 0.0, 0.0
     try:
         while True:
             ready = wait([recv, proc.sentinel], timeout=POLL_S)
@@ -186,8 +195,11 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
             if proc.sentinel in ready:
                 break
             elapsed = time.perf_counter() - t0
-            rss = _rss_mb(proc.pid) if spec.memory_limit_mb or elapsed > 1.0 else None
-            peak = max(peak, rss or 0.0)
+            rss = None
+            if elapsed >= next_mem:  # every poll under a memory limit, else once a second (peak only)
+                rss = _rss_mb(proc.pid)
+                next_mem = elapsed + (POLL_S if spec.memory_limit_mb else MEM_POLL_S)
+                peak = max(peak, rss or 0.0)
             if elapsed > spec.wall_limit_s:
                 killed = "timeout"
             elif spec.memory_limit_mb and rss is not None and rss > spec.memory_limit_mb:
