@@ -7,7 +7,9 @@ multiple-choice knapsack (MCKP) with weights = epoch times and costs = epoch cos
 
 The FPTAS rounds costs down to multiples of ``delta = eps * LB / K`` (LB a Lagrangian
 lower bound on the optimum) and runs an exact dynamic program "least time for each
-rounded cost"; the rounded optimum costs at most OPT + K delta <= (1 + eps) OPT.
+rounded cost"; the rounded optimum costs at most OPT + K delta <= (1 + eps) OPT. The
+choices of the rounded costs within K units of it are backtracked too and the truly
+cheapest is kept (never worse, often exact).
 Transfer costs are a fixed charge per cluster used (MODEL.md section 7 item 7): the
 sets of usable clusters are enumerated (2^|N| - 1 of them, only the full set when
 every transfer cost is zero) and the cheapest allocation over them is kept.
@@ -114,16 +116,21 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
     feasible = np.nonzero(dp <= budget)[0]
     if len(feasible) == 0:  # cannot happen (the incumbent is representable), kept for safety
         return ub_choice, ub
-    c = int(feasible[0])
-    choice = np.empty(n, dtype=int)
-    for i in range(n - 1, -1, -1):
-        o = int(arg[i, c])
-        choice[i] = o
-        c -= int(units[i, o])
-    total = float(cost[np.arange(n), choice].sum())
-    if total > ub:  # the greedy incumbent may already be better
-        return ub_choice, ub
-    return choice, total
+    # every rounded cost up to c_min + n can hold a truly cheaper choice (true <= delta (c + n)):
+    # backtrack each and keep the truly cheapest; the (1 + eps) bound of c_min still holds
+    best_choice, best = ub_choice, ub
+    rows = np.arange(n)
+    for c0 in feasible[feasible <= feasible[0] + n]:
+        c = int(c0)
+        choice = np.empty(n, dtype=int)
+        for i in range(n - 1, -1, -1):
+            o = int(arg[i, c])
+            choice[i] = o
+            c -= int(units[i, o])
+        total = float(cost[rows, choice].sum())
+        if total < best:
+            best_choice, best = choice, total
+    return best_choice, best
 
 
 def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: float,
