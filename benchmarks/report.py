@@ -61,7 +61,8 @@ def headline_section(d: pd.DataFrame, refs: pd.DataFrame) -> Section:
     if h.empty:
         return sec.p("No runs on the paper families (`paper-alexnet`, `paper-mobilenet`) in this store.")
     sec.p("Certified figures (the evaluator's `cost`, `feasible`, `q_hi`), never a solver's own. "
-          "`optimum`: cheapest certified plan of an exact method with status optimal; ratios are "
+          "`optimum`: cheapest certified plan of an exact method with status optimal (else the cheapest "
+          "certified plan of any run, flagged as not proven); ratios are "
           f"cost / optimum; depl at eta = {tables.PAPER_ETA:g}, eps = {tables.PAPER_EPS:g}; "
           "`flags` names plans the evaluator finds infeasible and optima that are not proven.")
     missing = [s for s in ("bruteforce", "depl", "best-exp") if not (d["solver"] == s).any()]
