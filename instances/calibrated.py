@@ -16,13 +16,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-
 from deplbench.errors import InputError
-from deplbench.instances.calibration import PARAMS_SCHEMA, progress_curve
-from deplbench.instances.distributions import noise_dist
+from deplbench.instances.calibration import PARAMS_SCHEMA
+from deplbench.instances.evaluate import certify
 from deplbench.instances.io import instance_from_dict, read_json
 from deplbench.instances.paper import LEVELS
+from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
 from deplbench.registry import register_family
 
@@ -71,11 +70,10 @@ def calibrated_instance(params: str, noise_mode: str = "auto", target: str = "",
     """Build the instance of a calibration file (see the module docstring).
 
     ``target`` (a number) overrides ``target_fraction``, which places the target that
-    fraction of the way from the initial loss to the lowest loss one model surely
-    reaches alone: as many epochs (at most ``max_epochs``; 0: the longest run of the
-    curves) as fit the time budget at full speed on A-class, each with the
-    (1 - quantile)-quantile of X (per_run) or its mean (per_epoch). The default is
-    therefore feasible in most cases, not by construction.
+    fraction of the way from the initial loss to the lowest certified ``quantile`` of
+    the loss that one model reaches alone, training as many epochs (at most
+    ``max_epochs``; 0: the longest run of the curves) as fit the time budget at full
+    speed on A-class. The default target is therefore feasible by construction.
     """
     data = load_params(params)
     mode = data["recommended_noise_mode"] if noise_mode == "auto" else noise_mode
@@ -86,37 +84,29 @@ def calibrated_instance(params: str, noise_mode: str = "auto", target: str = "",
         raise InputError("max_epochs must be >= 1", "--set", "max_epochs")
     l0 = float(data["initial_loss"])
     models = []
-    best_gain = 0.0
+    reach: dict[str, int] = {}
     for m, r in data["models"].items():
         pr = r["progress"]
         dens = float(r.get("density") or 1.0)
         noise = _noise(r, mode)
-        # what this model alone surely gains: the epochs that fit the budget at full speed on
-        # A-class, each at the (1 - quantile) quantile of X per run (its mean per epoch)
         t_epoch = work_full * dens * samples / 100.0 + size_full * dens / 10.0
-        k_m = min(K, int(time_budget / t_epoch))
-        x_low = noise["mean"] if mode == "per_epoch" else float(
-            noise_dist(noise["family"], noise["mean"], noise["var"]).ppf(1.0 - quantile))
-        gain = float(progress_curve(np.arange(1, k_m + 1), pr["A"], pr["B"], pr["p"]).sum()) * x_low
-        best_gain = max(best_gain, gain)
+        reach[m] = min(K, int(time_budget / t_epoch))  # epochs at full speed on A-class
         models.append({"id": m, "size": size_full * dens, "work": work_full * dens,
                        "progress": {"A": float(pr["A"]), "B": float(pr["B"]), "p": float(pr["p"])},
                        "noise": noise})
+    tgt = None
     if target:
         try:
             tgt = float(target)
         except ValueError:
             raise InputError(f"target={target!r} is not a number", "--set", "target") from None
-    else:
-        if not 0.0 < target_fraction < 1.0:
-            raise InputError("target_fraction must lie in (0, 1)", "--set", "target_fraction")
-        tgt = float(f"{l0 - target_fraction * best_gain:.4g}")
-    if not math.isfinite(tgt):
-        raise InputError("target must be finite", "--set", "target")
-    name = f"calibrated-{Path(params).stem}-{mode}-t{tgt:g}"
+        if not math.isfinite(tgt):
+            raise InputError("target must be finite", "--set", "target")
+    elif not 0.0 < target_fraction < 1.0:
+        raise InputError("target_fraction must lie in (0, 1)", "--set", "target_fraction")
     inst = {
-        "schema": "depl-instance/1", "name": name,
-        "loss": {"initial": l0, "target": tgt, "quantile": float(quantile)},
+        "schema": "depl-instance/1", "name": "",
+        "loss": {"initial": l0, "target": l0 - 1e-9 * max(1.0, abs(l0)), "quantile": float(quantile)},
         "time_budget": float(time_budget), "max_epochs": K, "noise_mode": mode,
         "data_effect": {"reference_samples": samples, "alpha": 0.3},
         "clusters": [
@@ -133,7 +123,31 @@ def calibrated_instance(params: str, noise_mode: str = "auto", target: str = "",
                      "noise_mode": mode, "target_fraction": None if target else target_fraction,
                      "density": {m: r.get("density") for m, r in data["models"].items()}},
     }
+    if tgt is None:
+        tgt = _default_target(instance_from_dict(inst, f"calibrated ({params})"), reach,
+                              target_fraction)
+    inst["loss"]["target"] = tgt
+    inst["name"] = f"calibrated-{Path(params).stem}-{mode}-t{tgt:g}"
     return instance_from_dict(inst, f"calibrated ({params})")
+
+
+def _default_target(inst: Instance, reach: dict[str, int], fraction: float) -> float:
+    """``fraction`` of the way from l0 to the best certified quantile of a one-model plan.
+
+    Each candidate plan runs one model for as many epochs as fit the budget at full
+    speed on A-class; the target is then met by that plan, so the instance is
+    feasible by construction.
+    """
+    l0 = inst.loss.initial
+    best = l0
+    for m, k in reach.items():
+        if k >= 1:
+            plan = Plan.from_epochs(("data",), [(m, "A-class", 1.0)] * k)
+            best = min(best, certify(inst, plan).hi)
+    if not best < l0:
+        raise InputError("no single model lowers the loss's quantile within the budget; set target=",
+                         "--set", "target")
+    return float(f"{l0 - fraction * (l0 - best):.4g}")
 
 
 @register_family("calibrated", defaults=DEFAULTS,

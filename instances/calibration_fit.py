@@ -24,6 +24,9 @@ from scipy import optimize, special, stats
 NOISE_FAMILIES = ("invgamma", "gamma", "lognormal")
 _SCIPY = {"invgamma": stats.invgamma, "gamma": stats.gamma, "lognormal": stats.lognorm}
 DF_BOUNDS = (0.5, 200.0)  # the truncated t's degrees of freedom are kept in this range
+# an inverse gamma's shape is kept >= 2 + 1e-3 (var <= 1000 mean^2): heavy-tailed data
+# would otherwise push it to 2, where the variance MODEL.md needs does not exist
+MIN_LOG_EXCESS = math.log(1e-3)
 
 
 def noise_frozen(family: str, mean: float, var: float):
@@ -54,14 +57,14 @@ def fit_noise_ml(x: np.ndarray, family: str) -> tuple[float, float, float]:
         m0, v0 = float(np.mean(x)), float(np.var(x)) or 1e-12
 
         def nll(th):
-            a = 2.0 + math.exp(th[0])
+            a = 2.0 + math.exp(max(th[0], MIN_LOG_EXCESS))
             return -float(np.sum(stats.invgamma.logpdf(x, a, scale=math.exp(th[1]))))
 
         a0 = 2.0 + m0 * m0 / v0
         res = optimize.minimize(nll, [math.log(a0 - 2.0), math.log(m0 * (a0 - 1.0))],
                                 method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10,
                                                                "maxiter": 4000})
-        a, b = 2.0 + math.exp(res.x[0]), math.exp(res.x[1])
+        a, b = 2.0 + math.exp(max(res.x[0], MIN_LOG_EXCESS)), math.exp(res.x[1])
         mean, var = b / (a - 1.0), (b / (a - 1.0)) ** 2 / (a - 2.0)
     else:
         params = _SCIPY[family].fit(x, floc=0)

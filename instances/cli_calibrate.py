@@ -117,6 +117,9 @@ def cmd_train_curves(args) -> int:
     os.close(fd)
     try:
         df.to_csv(tmp, index=False, float_format="%.8g")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
