@@ -15,19 +15,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from deplbench.cli import _nonneg_int
+
 
 def _pos_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    v = _nonneg_int(text)
     if v < 1:
         raise argparse.ArgumentTypeError(f"'{text}' must be >= 1")
     return v
-
-
-def _nonneg_int(text: str) -> int:
-    return 0 if text.strip() == "0" else _pos_int(text)
 
 
 def _floats(text: str) -> tuple[float, ...]:
