@@ -7,24 +7,16 @@ report module is installed, writes the report of the folder.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 from pathlib import Path
 
+from deplbench.cli import positive_int
 from deplbench.errors import InputError
 
 DEFAULT_CONFIG = "paper"
 DEFAULT_ROOT = "deplbench-results"
 
 
-def _workers(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be >= 1")
-    return v
 
 
 def cmd_run(args) -> int:
@@ -97,7 +89,7 @@ def register(subparsers) -> None:
     s.add_argument("config", nargs="?", default=DEFAULT_CONFIG,
                    help=f"config file or shipped config name (default: {DEFAULT_CONFIG})")
     s.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_ROOT}/CONFIG)")
-    s.add_argument("--workers", type=_workers, default=None, help="parallel runs (default: CPU cores)")
+    s.add_argument("--workers", type=positive_int, default=None, help="parallel runs (default: CPU cores)")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS", help="an existing Dask scheduler")
     s.add_argument("--cluster", choices=["local"], default=None, help="start a Dask LocalCluster")
     s.add_argument("--dry-run", action="store_true", help="list the runs and which are done")

@@ -16,13 +16,7 @@ import time
 from pathlib import Path
 
 from deplbench.cli import _nonneg_int
-
-
-def _pos_int(text: str) -> int:
-    v = _nonneg_int(text)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be >= 1")
-    return v
+from deplbench.cli import positive_int as _pos_int
 
 
 def _floats(text: str) -> tuple[float, ...]:

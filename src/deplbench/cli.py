@@ -204,14 +204,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must be >= 0")
-    return v
+def int_at_least(minimum: int):
+    """An argparse type: an integer >= ``minimum`` (a bad value is one line, exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"'{text}' must be >= {minimum}")
+        return v
+
+    parse.__name__ = f"int >= {minimum}"
+    return parse
+
+
+_nonneg_int = int_at_least(0)
+positive_int = int_at_least(1)
 
 
 def _pos_float(text: str) -> float:
