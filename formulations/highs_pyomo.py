@@ -53,19 +53,14 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
         compute = sum(cost[o] * mdl.y[k, m, o] for k in range(K) for m in range(M) for o in range(NO))
     mdl.cost = pyo.Objective(expr=compute + sum(data.transfer[j] * mdl.used[j] for j in clusters))
 
-    active = {k: sum(mdl.z[k, m] for m in range(M)) for k in range(K)}
-    mdl.first = pyo.Constraint(expr=active[0] == 1)
-    mdl.one_model = pyo.Constraint(mdl.K2, rule=lambda b, k: active[k] <= 1)
-    mdl.contiguous = pyo.Constraint(mdl.K2, rule=lambda b, k: active[k] <= active[k - 1])
-    forb = list(data.forbidden.items())
-    mdl.forbidden = pyo.Constraint(
-        mdl.K2, range(len(forb)),
-        rule=lambda b, k, i: b.z[k - 1, forb[i][0]] + sum(b.z[k, c] for c in forb[i][1]) <= 1)
+    # model sequence: a unit flow through the time-expanded switch graph (saa_model._flow_rows)
     sw = data.switches
-    mdl.and_prev = pyo.Constraint(mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] <= b.z[k - 1, sw[p][0]])
-    mdl.and_cur = pyo.Constraint(mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] <= b.z[k, sw[p][1]])
-    mdl.and_both = pyo.Constraint(
-        mdl.K2, mdl.P, rule=lambda b, k, p: b.w[k, p] >= b.z[k - 1, sw[p][0]] + b.z[k, sw[p][1]] - 1)
+    mdl.stay = pyo.Var(mdl.K2, mdl.M, bounds=(0, 1))
+    mdl.first = pyo.Constraint(expr=sum(mdl.z[0, m] for m in range(M)) == 1)
+    mdl.inflow = pyo.Constraint(mdl.K2, mdl.M, rule=lambda b, k, m: b.z[k, m] == b.stay[k, m] + sum(
+        b.w[k, p] for p in range(P) if sw[p][1] == m))
+    mdl.outflow = pyo.Constraint(mdl.K2, mdl.M, rule=lambda b, k, m: b.stay[k, m] + sum(
+        b.w[k, p] for p in range(P) if sw[p][0] == m) <= b.z[k - 1, m])
     if P and K > 1 and data.max_switches < K - 1:
         mdl.few_switches = pyo.Constraint(expr=pyo.quicksum(mdl.w.values()) <= data.max_switches)
     if formulation == "aggregated":

@@ -190,6 +190,7 @@ class SaaModel:
     cut_rows: np.ndarray
     names: list[str] = field(default_factory=list)
     offset: float = 0.0
+    stay: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
 
     @property
     def n_vars(self) -> int:
@@ -243,8 +244,52 @@ def decode_time_indexed(data: SubsetData, z: np.ndarray, y: np.ndarray) -> Plan:
     return Plan.from_epochs(data.datasets, epochs)
 
 
+def _adjacency_rows(rows: _Rows, data: SubsetData, z: np.ndarray, w: np.ndarray) -> None:
+    """Per-epoch binaries with adjacency rows (the paper's reading; weak LP relaxation)."""
+    K, M = z.shape
+    one = np.ones(M)
+    # exactly one model in epoch 1, at most one later, epochs used contiguously from 1
+    rows.add(z[0], one, 1.0, 1.0)
+    for k in range(1, K):
+        rows.add(z[k], one, -INF, 1.0)
+        rows.add(np.concatenate([z[k], z[k - 1]]), np.concatenate([one, -one]), -INF, 0.0)
+    # forbidden switches: model a at k-1 excludes every b it may not switch to at k
+    for k in range(1, K):
+        for a, bs in data.forbidden.items():
+            rows.add([z[k - 1, a], *z[k, list(bs)]], 1.0, -INF, 1.0)
+    # w[k-1, p] = z[k-1, a] AND z[k, b] (exact: penalties may be negative)
+    for k in range(1, K):
+        for p, (a, b) in enumerate(data.switches):
+            rows.add([w[k - 1, p], z[k - 1, a]], [1.0, -1.0], -INF, 0.0)
+            rows.add([w[k - 1, p], z[k, b]], [1.0, -1.0], -INF, 0.0)
+            rows.add([w[k - 1, p], z[k - 1, a], z[k, b]], [1.0, -1.0, -1.0], -1.0, INF)
+
+
+def _flow_rows(rows: _Rows, data: SubsetData, z: np.ndarray, w: np.ndarray, stay: np.ndarray) -> None:
+    """Model sequence as a unit flow through the time-expanded switch graph.
+
+    Node (k, m) carries ``z[k, m]``; arcs (k-1, m) -> (k, m) carry ``stay[k-1, m]``, arcs
+    (k-1, a) -> (k, b) of a listed switch p = (a, b) carry ``w[k-1, p]``, and the slack of
+    an outflow row is the arc to the sink (training ends after epoch k). Inflow of (k, b):
+    ``z[k, b] = stay + sum_{p to b} w``; outflow of (k-1, a): ``stay + sum_{p from a} w <= z[k-1, a]``.
+    The constraint matrix of these rows is a network matrix, so their polytope is the convex
+    hull of the allowed model sequences (cycles in the switch graph included), and ``w`` is
+    the exact switch indicator for integer ``z`` (no AND rows needed).
+    """
+    K, M = z.shape
+    rows.add(z[0], np.ones(M), 1.0, 1.0)
+    into = {b: [p for p, (_, t) in enumerate(data.switches) if t == b] for b in range(M)}
+    out = {a: [p for p, (f, _) in enumerate(data.switches) if f == a] for a in range(M)}
+    for k in range(1, K):
+        for m in range(M):
+            cols = [z[k, m], stay[k - 1, m], *w[k - 1, into[m]]]
+            rows.add(cols, [1.0, -1.0] + [-1.0] * len(into[m]), 0.0, 0.0)
+            cols = [stay[k - 1, m], *w[k - 1, out[m]], z[k - 1, m]]
+            rows.add(cols, [1.0] * (1 + len(out[m])) + [-1.0], -INF, 0.0)
+
+
 def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 0.0,
-          aggregate_runs: bool = True, names: bool = False) -> SaaModel:
+          aggregate_runs: bool = True, names: bool = False, sequence: str = "flow") -> SaaModel:
     """Assemble the SAA MILP of one dataset selection.
 
     Parameters
@@ -259,6 +304,11 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
         backends that need integer columns (CP-SAT) pass False.
     names : bool
         Fill ``SaaModel.names`` (for LP/MPS export).
+    sequence : {"flow", "adjacency"}
+        Rows of the model sequence: a unit flow through the time-expanded switch graph
+        (default; the LP relaxation of these rows is the convex hull of the sequences) or
+        the per-epoch adjacency rows (one model per epoch, contiguity, forbidden switches,
+        ``w`` as an AND), kept for comparison.
     """
     if formulation not in FORMULATIONS:
         raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")
@@ -304,22 +354,12 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
     run = block((M,), -INF, INF, False, label="run") if agg else np.zeros(0, dtype=np.int64)
 
     rows = _Rows()
-    one = np.ones(M)
-    # exactly one model in epoch 1, at most one later, epochs used contiguously from 1
-    rows.add(z[0], one, 1.0, 1.0)
-    for k in range(1, K):
-        rows.add(z[k], one, -INF, 1.0)
-        rows.add(np.concatenate([z[k], z[k - 1]]), np.concatenate([one, -one]), -INF, 0.0)
-    # forbidden switches: model a at k-1 excludes every b it may not switch to at k
-    for k in range(1, K):
-        for a, bs in data.forbidden.items():
-            rows.add([z[k - 1, a], *z[k, list(bs)]], 1.0, -INF, 1.0)
-    # w[k-1, p] = z[k-1, a] AND z[k, b] (exact: penalties may be negative)
-    for k in range(1, K):
-        for p, (a, b) in enumerate(data.switches):
-            rows.add([w[k - 1, p], z[k - 1, a]], [1.0, -1.0], -INF, 0.0)
-            rows.add([w[k - 1, p], z[k, b]], [1.0, -1.0], -INF, 0.0)
-            rows.add([w[k - 1, p], z[k - 1, a], z[k, b]], [1.0, -1.0, -1.0], -1.0, INF)
+    if sequence == "flow":
+        stay = block((max(K - 1, 0), M), 0, 1, False, label="stay")
+        _flow_rows(rows, data, z, w, stay)
+    else:
+        stay = np.zeros((0, M), dtype=np.int64)
+        _adjacency_rows(rows, data, z, w)
     # valid cut: no plan switches more often than the longest path of the switch graph
     if P and K > 1 and data.max_switches < K - 1:
         rows.add(w.ravel(), 1.0, -INF, float(data.max_switches))
@@ -367,7 +407,7 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
         data=data, formulation=formulation, c=np.concatenate(cost), lb=np.concatenate(lb),
         ub=np.concatenate(ub), integer=np.concatenate(integ), A=rows.matrix(col),
         row_lb=np.array(rows.lb), row_ub=np.array(rows.ub), z=z, w=w, v=v, used=used, n=n, y=y,
-        run=run, scen_rows=scen_rows, time_row=time_row, cut_rows=cut_rows, names=nm)
+        run=run, scen_rows=scen_rows, time_row=time_row, cut_rows=cut_rows, names=nm, stay=stay)
 
 
 def cut_coefs(data: SubsetData, T: np.ndarray, agg: bool) -> np.ndarray:
