@@ -191,7 +191,7 @@ class ExpandedGraph:
     """
 
     def __init__(self, instance, datasets: Sequence[str], surrogate: Surrogate, eta: int, cap: float = 1.0,
-                 opts: Options | None = None):
+                 opts: Options | None = None, time_rounding: str = "up"):
         self.instance, self.sur, self.eta = instance, surrogate, int(eta)
         self.opts = opts if opts is not None else options(instance, datasets)
         M = len(instance.models)
@@ -203,13 +203,20 @@ class ExpandedGraph:
         self.Tb = self.eta + min(instance.max_epochs, self.eta)
         dt_unit = instance.time_budget / self.eta
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.gb = np.floor(surrogate.gain / self.step).astype(np.int64)
-            pb = np.ceil(surrogate.penalty / self.step)
+            # cumulative rounding: a run of model m over epochs a..b gains
+            # floor(G_m(b)) - floor(G_m(a-1)) buckets (telescoping), which is exact from
+            # epoch 1 and over-states a later run by < 1 bucket: one bucket is added to
+            # every switch, so the rounding stays conservative and loses < 1 bucket per run
+            F = np.floor(np.cumsum(surrogate.gain, axis=1) / self.step)
+            self.gb = np.diff(F, axis=1, prepend=0.0).astype(np.int64)
+            pb = np.ceil(surrogate.penalty / self.step) + (1 - np.eye(M))
         self.pb = np.where(np.isfinite(pb), pb, -1).astype(np.int64)
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
         self.edges = []  # per model: (dt, cost, option index), Pareto in (rounded time, cost)
         for m in range(M):
-            dts = np.ceil(self.opts.time[m] / dt_unit - 1e-12).astype(np.int64)
+            rnd = np.ceil(self.opts.time[m] / dt_unit - 1e-12) if time_rounding == "up" \
+                else np.rint(self.opts.time[m] / dt_unit)
+            dts = rnd.astype(np.int64)
             best: dict[int, tuple[float, int]] = {}
             for o, (dt, c) in enumerate(zip(dts, self.opts.cost, strict=True)):
                 if 1 <= dt <= self.Tb and (dt not in best or c < best[dt][0]):
