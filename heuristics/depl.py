@@ -32,6 +32,7 @@ from deplbench.heuristics.stage2_models import (
     mean_surrogate,
     quantile_surrogate,
 )
+from deplbench.heuristics.stage2_perrun import frontier_surrogate
 from deplbench.heuristics.stage3_allocation import allocate
 from deplbench.instances.evaluate import certify, evaluate
 from deplbench.instances.plan import Plan
@@ -148,6 +149,8 @@ def surrogates_for(instance, g: float, method: str) -> list[Surrogate]:
     """The loss surrogates a method tries: CGF at several arguments (+ quantile in per_run), or the mean."""
     if method == "best-exp":
         return [mean_surrogate(instance, g)]
+    if method == "depl-plus" and instance.noise_mode == "per_run":  # exact on the two-model frontier
+        return [frontier_surrogate(instance, g)]
     out = [cgf_surrogate(instance, g, t) for t in chernoff_arguments(instance, g)]
     if instance.noise_mode == "per_run":  # the CGF is no bound here; add per-model quantile surrogates
         omega = instance.loss.quantile
@@ -168,7 +171,7 @@ def infeasibility_proof(instance) -> str | None:
 
 
 def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: float) -> SolveResult:
-    """The Fig. 3 loop shared by ``depl`` and ``best-exp`` (they differ in the loss surrogate)."""
+    """The Fig. 3 loop shared by ``depl``, ``depl-plus`` and ``best-exp`` (they differ in the loss surrogate)."""
     if eta < 1 or not eps > 0:
         raise ValueError("need eta >= 1 and eps > 0")
     proof = infeasibility_proof(instance)

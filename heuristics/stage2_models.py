@@ -51,6 +51,7 @@ class Surrogate:
     penalty: np.ndarray  # (M, M): loss increase of switch a -> b (0 on the diagonal, inf if forbidden)
     requirement: float
     valid: bool  # whether meeting the requirement proves the quantile constraint
+    switch_gain: np.ndarray | None = None  # (M, M, max_epochs): extra gain of switch a -> b into epoch k
 
 
 def noise_log_laplace(noise, s: np.ndarray) -> np.ndarray:
@@ -211,6 +212,8 @@ class ExpandedGraph:
             self.gb = np.diff(F, axis=1, prepend=0.0).astype(np.int64)
             pb = np.ceil(surrogate.penalty / self.step) + (1 - np.eye(M))
         self.pb = np.where(np.isfinite(pb), pb, -1).astype(np.int64)
+        sg = surrogate.switch_gain
+        self.sb = None if sg is None else np.floor(sg / self.step).astype(np.int64)
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
         self.edges = []  # per model: (dt, cost, option index), Pareto in (rounded time, cost)
         for m in range(M):
@@ -232,6 +235,13 @@ class ExpandedGraph:
             self.edges.append(kept)
         self.layers: list[np.ndarray] = []
         self._build()
+
+    def _delta(self, a: int, m: int, col: int) -> int:
+        """Loss buckets gained by the edge from model ``a`` to epoch ``col + 1`` on model ``m``."""
+        if a == m:
+            return int(self.gb[m, col])
+        extra = 0 if self.sb is None else int(self.sb[a, m, col])
+        return int(self.gb[m, col] - self.pb[a, m] + extra)
 
     def _shift(self, P: np.ndarray, S: np.ndarray, d: int) -> None:
         """P = min(P, S moved up by d loss buckets), saturating at L, dropping below 0."""
@@ -259,7 +269,7 @@ class ExpandedGraph:
                         P[0, min(d, L)] = 0.0
                 else:
                     for a in self.preds[m]:
-                        self._shift(P, prev[a], int(self.gb[m, k - 1] - (self.pb[a, m] if a != m else 0)))
+                        self._shift(P, prev[a], self._delta(a, m, k - 1))
                 for dt, c, _ in self.edges[m]:
                     np.minimum(cur[m, dt:], P[: Tb + 1 - dt] + c, out=cur[m, dt:])
             self.layers.append(cur)
@@ -332,7 +342,7 @@ class ExpandedGraph:
                 continue
             S = self.layers[kk - 1]
             for a in self.preds[m]:
-                d = int(self.gb[m, kk] - (self.pb[a, m] if a != m else 0))
+                d = self._delta(a, m, kk)
                 js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else [j - d]
                 for jp in js:
                     if 0 <= jp <= L and S[a, ip, jp] + c == v:

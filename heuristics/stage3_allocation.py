@@ -18,12 +18,16 @@ every transfer cost is zero) and the cheapest allocation over them is kept.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from deplbench.instances.semantics import Options, options, transfer_cost
+
+EXACT_STATES = 20_000  # exact cost-grid DP when the costs sit on a grid this coarse (else the FPTAS)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,19 @@ def _lagrangian_bounds(cost, time, budget):
     return lb, ub, ub_choice
 
 
+def cost_grid(cost: np.ndarray, max_denominator: int = 1000) -> float | None:
+    """The largest g with every finite cost an integer multiple of g (rationals only), else None."""
+    vals = np.unique(cost[np.isfinite(cost) & (cost > 0)])
+    if len(vals) == 0:
+        return None
+    fr = [Fraction(float(v)).limit_denominator(max_denominator) for v in vals]
+    if any(abs(float(f) - v) > 1e-12 * v for f, v in zip(fr, vals, strict=True)):
+        return None
+    den = math.lcm(*(f.denominator for f in fr))
+    g = Fraction(math.gcd(*(int(f * den) for f in fr)), den)
+    return float(g)
+
+
 def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) -> tuple[np.ndarray, float] | None:
     """Minimise total cost choosing one option per item with total time <= budget.
 
@@ -92,10 +109,15 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
         ub_choice = np.argmin(time, axis=1)
         ub = float(cost[np.arange(n), ub_choice].sum())
     lb = max(lb, float(np.min(cost, axis=1).sum()))
-    if lb <= 0 or ub <= lb * (1 + eps):
-        return ub_choice, ub
+    grid = cost_grid(cost)
+    exact = grid is not None and ub / grid <= EXACT_STATES
+    if not exact and (lb <= 0 or ub <= lb * (1 + eps)):
+        ub_choice = polish(cost, time, budget, ub_choice)
+        return ub_choice, float(cost[np.arange(n), ub_choice].sum())
     delta = eps * lb / n
-    units = np.floor(np.where(np.isfinite(cost), cost, 0.0) / delta).astype(np.int64)
+    if grid is not None and (exact or grid >= delta):
+        delta = grid  # every cost is a multiple of the grid: the DP below is exact
+    units = np.floor(np.where(np.isfinite(cost), cost, 0.0) / delta + 1e-9 * (delta == grid)).astype(np.int64)
     C = int(np.floor(ub / delta)) + 1
     dp = np.full(C + 1, np.inf)
     dp[0] = 0.0
@@ -130,7 +152,77 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
         total = float(cost[rows, choice].sum())
         if total < best:
             best_choice, best = choice, total
-    return best_choice, best
+    best_choice = polish(cost, time, budget, best_choice)
+    return best_choice, float(cost[rows, best_choice].sum())
+
+
+def polish(cost: np.ndarray, time: np.ndarray, budget: float, choice: np.ndarray,
+           max_moves: int = 1000) -> np.ndarray:
+    """Improve an MCKP choice by single and paired option changes that keep the budget.
+
+    Items with identical rows are interchangeable, so moves are enumerated per class
+    (row, current option) rather than per item. Each applied move strictly lowers the
+    cost, so the result is never worse than ``choice`` (the FPTAS bound still holds).
+
+    Parameters
+    ----------
+    cost, time : ndarray of shape (items, options)
+    budget : float
+    choice : ndarray of int, shape (items,)
+
+    Returns
+    -------
+    ndarray of int
+        The improved choice (a new array).
+    """
+    choice = np.array(choice, dtype=int)
+    n = len(choice)
+    if n == 0:
+        return choice
+    _, row_id = np.unique(np.concatenate([np.nan_to_num(cost, posinf=-1.0), np.nan_to_num(time, posinf=-1.0)],
+                                         axis=1), axis=0, return_inverse=True)
+    rows = np.arange(n)
+    for _ in range(max_moves):
+        slack = budget - float(time[rows, choice].sum())
+        classes: dict[tuple[int, int], list[int]] = {}
+        for i in range(n):
+            classes.setdefault((int(row_id[i]), int(choice[i])), []).append(i)
+        members = list(classes.values())
+        reps = np.array([m[0] for m in members])
+        dc = cost[reps] - cost[reps, choice[reps]][:, None]  # (classes, options)
+        dt = time[reps] - time[reps, choice[reps]][:, None]
+        with np.errstate(invalid="ignore"):
+            single = np.where(dt <= slack, dc, np.inf)
+            n_cls, n_opt = dc.shape
+            pair = dc.reshape(-1, 1) + dc.reshape(1, -1)
+            ok = (dt.reshape(-1, 1) + dt.reshape(1, -1)) <= slack
+        same = np.repeat(np.arange(n_cls), n_opt)
+        crowded = np.array([len(m) >= 2 for m in members])
+        ok &= (same[:, None] != same[None, :]) | crowded[same][:, None]
+        pair = np.where(ok, pair, np.inf)
+        if float(single.min()) < -1e-9 and float(single.min()) <= float(pair.min()):
+            c, o = np.unravel_index(int(np.argmin(single)), single.shape)
+            choice[members[c][0]] = o
+        elif float(pair.min()) < -1e-9:
+            f = int(np.argmin(pair))
+            (c1, o1), (c2, o2) = divmod(f // (n_cls * n_opt), n_opt), divmod(f % (n_cls * n_opt), n_opt)
+            i1 = members[c1][0]
+            i2 = members[c2][1] if c1 == c2 else members[c2][0]
+            choice[i1], choice[i2] = o1, o2
+        else:
+            break
+    return choice
+
+
+def _sorted_runs(rows: Sequence[int], chosen: Sequence[int]) -> tuple[int, ...]:
+    """Sort the options within each run of one model (same cost, time and loss; fewer segments)."""
+    out: list[int] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or rows[i] != rows[start]:
+            out += sorted(chosen[start:i])
+            start = i
+    return tuple(out)
 
 
 def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: float,
@@ -163,7 +255,7 @@ def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: floa
         if res is None:
             continue
         choice, c = res
-        chosen = tuple(int(keep[o]) for o in choice)
+        chosen = _sorted_runs(rows, [int(keep[o]) for o in choice])
         used = {instance.clusters[int(opts.cluster_index[o])].id for o in chosen}
         total = c + transfer_cost(instance, ds, used)
         if best is None or total < best.cost:

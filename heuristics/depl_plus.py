@@ -1,0 +1,23 @@
+"""The ``depl-plus`` variant: DepL with a quantile-frontier surrogate in ``per_run`` mode.
+
+Identical to ``depl`` (same stages, loop, bisection and certification) except in
+``per_run`` mode, where stage 2 uses
+:func:`deplbench.heuristics.stage2_perrun.frontier_surrogate` instead of the paper's
+CGF surrogates: exact single-model quantiles plus a first-switch bonus that makes the
+additive loss resource exact on the quantile frontier of two-model plans. This goes
+beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's method.
+"""
+
+from __future__ import annotations
+
+from deplbench.heuristics.depl import run_pipeline
+from deplbench.registry import register_solver
+from deplbench.results import SolveResult
+
+
+@register_solver("depl-plus", kind="heuristic", defaults={"eta": 200, "eps": 0.05},
+                 description="DepL with a quantile-frontier surrogate for per_run noise (beyond the paper)")
+def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
+                    threads: int = 1) -> SolveResult:
+    """``depl`` with the frontier surrogate in ``per_run`` mode; deterministic."""
+    return run_pipeline(instance, method="depl-plus", eta=eta, eps=eps, time_limit=time_limit)
