@@ -99,8 +99,8 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int) -> SubResult:
-    """Build one dataset selection's scaled CP-SAT model and solve it."""
+                 mip_gap: float, threads: int, seed: int, start: bool = False) -> SubResult:
+    """Build one dataset selection's scaled CP-SAT model and solve it (``start`` is unused: no MIP start)."""
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, aggregate_runs=False)
     cp, xs, exact = to_cpsat(model)

@@ -11,7 +11,7 @@ import time
 import highspy
 import numpy as np
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
+from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, mip_start, saa_method
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 
@@ -82,8 +82,12 @@ def run_highs(h: highspy.Highs) -> tuple[str, np.ndarray | None, float | None, f
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int) -> SubResult:
-    """Build the matrices of one dataset selection and solve them with highspy."""
+                 mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
+    """Build the matrices of one dataset selection and solve them with highspy.
+
+    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is
+    passed as a MIP start (``setSolution``); its time counts as solve time.
+    """
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin)
     h = highspy.Highs()
@@ -91,6 +95,12 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
               threads=threads, seed=seed)
     h.passModel(to_highs_lp(model))
     t1 = time.perf_counter()
+    x0 = mip_start(model, t1 + 0.25 * max(time_limit - (t1 - t0), 0.0)) if start else None
+    if x0 is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = list(x0)
+        sol.value_valid = True
+        h.setSolution(sol)
     status, x, obj, bound, nodes = run_highs(h)
     t2 = time.perf_counter()
     plan = model.decode(x) if x is not None else None

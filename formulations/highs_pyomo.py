@@ -80,6 +80,17 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
         mdl.run_def = pyo.Constraint(mdl.M, rule=lambda b, m: b.run[m] == sum(
             data.gain[m, k] * b.z[k, m] for k in range(K)))
 
+    groups = data.penalty_groups()  # one penalty column per group of identical switches
+    if len(groups) < P:
+        mdl.G = pyo.RangeSet(0, len(groups) - 1)
+        mdl.sw = pyo.Var(mdl.K2, mdl.G, bounds=(0, 1))
+        mdl.sw_def = pyo.Constraint(mdl.K2, mdl.G, rule=lambda b, k, g: b.sw[k, g] == sum(
+            b.w[k, p] for p in groups[g]))
+        pcol = mdl.sw
+    else:
+        pcol = mdl.w
+    pen_g = data.pen[:, [g[0] for g in groups], :]
+
     def scenario(b, s):
         if bigm[s] <= 0:
             return pyo.Constraint.Skip
@@ -87,7 +98,7 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
             gain = sum(data.x_run[s, m] * b.run[m] for m in range(M))
         else:
             gain = sum(data.imp[s, m, k] * b.z[k, m] for k in range(K) for m in range(M))
-        pen = sum(data.pen[s, p, k] * b.w[k, p] for k in range(1, K) for p in range(P))
+        pen = sum(pen_g[s, g, k] * pcol[k, g] for k in range(1, K) for g in range(len(groups)))
         return data.l0 - gain + pen <= data.target - margin + bigm[s] * b.v[s]
 
     mdl.scenario = pyo.Constraint(mdl.S, rule=scenario)
@@ -99,7 +110,7 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
             gain = sum(data.x_run[T, m].max() * b.run[m] for m in range(M))
         else:
             gain = sum(data.imp[T, m, k].max() * b.z[k, m] for k in range(K) for m in range(M))
-        pen = sum(data.pen[T, p, k].min() * b.w[k, p] for k in range(1, K) for p in range(P))
+        pen = sum(pen_g[T, g, k].min() * pcol[k, g] for k in range(1, K) for g in range(len(groups)))
         return data.l0 - gain + pen <= data.target - margin
 
     mdl.quantile_cut = pyo.Constraint(range(len(data.cut_sets)), rule=quantile_cut)
@@ -119,8 +130,8 @@ def decode_pyomo(data: SubsetData, mdl: pyo.ConcreteModel, formulation: str):
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int) -> SubResult:
-    """Build the Pyomo model of one dataset selection and solve it with HiGHS."""
+                 mip_gap: float, threads: int, seed: int, start: bool = False) -> SubResult:
+    """Build the Pyomo model of one dataset selection and solve it with HiGHS (``start`` is unused: no MIP start)."""
     t0 = time.perf_counter()
     mdl = build_pyomo(data, formulation, margin)
     t1 = time.perf_counter()

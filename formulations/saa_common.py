@@ -29,7 +29,7 @@ MAX_SUBSETS = 1024
 RETRY_MARGIN = 1e-7
 #: statuses a backend may return for one subset
 SUB_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unknown", "error")
-SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4, "cuts": True}
+SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4, "cuts": True, "start": True}
 
 
 @dataclass
@@ -151,13 +151,26 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         "margin": margin_used, "cuts": bool(cuts)})
 
 
+def mip_start(model, deadline: float) -> np.ndarray | None:
+    """Column vector of :func:`~deplbench.formulations.saa_start.enumerated_start`'s plan, or None."""
+    from deplbench.formulations.saa_start import encode, enumerated_start
+
+    plan = enumerated_start(model.data, deadline)
+    if plan is None:
+        return None
+    try:
+        return encode(model, plan)
+    except (ValueError, KeyError):
+        return None
+
+
 def saa_method(solve_subset: SolveSubset) -> Callable[..., SolveResult]:
     """The registered entry point of an SAA backend, given its ``solve_subset``."""
 
     def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
-               seed: int, threads: int, cuts: bool = True) -> SolveResult:
+               seed: int, threads: int, cuts: bool = True, start: bool = True) -> SolveResult:
         def sub(data, **kw):
-            return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+            return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, start=start, **kw)
 
         return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
                        time_limit=time_limit, cuts=cuts)

@@ -63,6 +63,27 @@ class SubsetData:
     def S(self) -> int:
         return self.imp.shape[0]
 
+    def penalty_groups(self) -> tuple[tuple[int, ...], ...]:
+        """Switches whose penalty draws are identical in every scenario and epoch, grouped.
+
+        Only one switch can happen per epoch, so a scenario row needs one penalty column
+        per group and epoch (``sw[k, g] = sum_{p in g} w[k, p]``) instead of one per switch.
+        """
+        groups: list[list[int]] = []
+        for p in range(self.pen.shape[1]):
+            for grp in groups:
+                if np.array_equal(self.pen[:, grp[0], 1:], self.pen[:, p, 1:]):
+                    grp.append(p)
+                    break
+            else:
+                groups.append([p])
+        return tuple(tuple(g) for g in groups)
+
+    def grouped_pen(self) -> np.ndarray:
+        """Penalties on the group columns, shape (S, groups, K-1)."""
+        reps = [g[0] for g in self.penalty_groups()]
+        return self.pen[:, reps, 1:]
+
     def big_m(self, margin: float) -> np.ndarray:
         """Largest loss any plan can have in each scenario, minus the row's right-hand side.
 
@@ -191,6 +212,8 @@ class SaaModel:
     names: list[str] = field(default_factory=list)
     offset: float = 0.0
     stay: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    loss_cols: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    sw: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
 
     @property
     def n_vars(self) -> int:
@@ -389,31 +412,46 @@ def build(data: SubsetData, formulation: str = "aggregated", *, margin: float = 
     rhs = data.target - margin - data.l0
     scen_rows = np.full(S, -1, dtype=np.int64)
     zc = run if agg else z.T.ravel()  # z.T: (M, K) matches imp[s] layout
-    wc = w.T.ravel()  # (P, K-1) matches pen[s, :, 1:]
+    groups = data.penalty_groups()
+    pen = data.grouped_pen()  # (S, G, K-1)
+    if len(groups) < P:  # one penalty column per group of identical switches and epoch
+        sw = block((max(K - 1, 0), len(groups)), 0, 1, False, label="sw")
+        for k in range(K - 1):
+            for gi, grp in enumerate(groups):
+                rows.add([sw[k, gi], *w[k, list(grp)]], [1.0] + [-1.0] * len(grp), 0.0, 0.0)
+        wc = sw.T.ravel()
+    else:
+        sw = np.zeros((0, 0), dtype=np.int64)
+        wc = w.T.ravel()  # (P, K-1) matches pen[s, :, 1:]
     for s in range(S):
         if bigm[s] <= 0:
             continue
         zcoef = -data.x_run[s] if agg else -data.imp[s].ravel()
         cols = [zc, wc, [v[s]]]
-        coefs = [zcoef, data.pen[s, :, 1:].ravel(), [-bigm[s]]]
+        coefs = [zcoef, pen[s].ravel(), [-bigm[s]]]
         scen_rows[s] = rows.add(np.concatenate(cols), np.concatenate(coefs), -INF, rhs)
     rows.add(v, np.ones(S), -INF, float(data.allowed))
     # quantile cuts: one scenario of each set T (|T| = allowed + 1) holds, so the row of
     # element-wise least coefficients over T holds too (all columns are >= 0)
-    cut_rows = np.array([rows.add(np.concatenate([zc, wc]), cut_coefs(data, T, agg), -INF, rhs)
+    cut_rows = np.array([rows.add(np.concatenate([zc, wc]), cut_coefs(data, T, agg, pen), -INF, rhs)
                          for T in data.cut_sets], dtype=np.int64)
 
     return SaaModel(
         data=data, formulation=formulation, c=np.concatenate(cost), lb=np.concatenate(lb),
         ub=np.concatenate(ub), integer=np.concatenate(integ), A=rows.matrix(col),
         row_lb=np.array(rows.lb), row_ub=np.array(rows.ub), z=z, w=w, v=v, used=used, n=n, y=y,
-        run=run, scen_rows=scen_rows, time_row=time_row, cut_rows=cut_rows, names=nm, stay=stay)
+        run=run, scen_rows=scen_rows, time_row=time_row, cut_rows=cut_rows, names=nm, stay=stay, sw=sw,
+        loss_cols=np.concatenate([zc, wc]))
 
 
-def cut_coefs(data: SubsetData, T: np.ndarray, agg: bool) -> np.ndarray:
-    """Coefficients of the quantile cut of set T on the columns ``[run or z.T, w.T]``."""
+def cut_coefs(data: SubsetData, T: np.ndarray, agg: bool, pen: np.ndarray | None = None) -> np.ndarray:
+    """Coefficients of the quantile cut of set T on the loss columns ``[run or z.T, sw.T or w.T]``.
+
+    ``pen`` is :meth:`SubsetData.grouped_pen` (computed if not given).
+    """
+    pen = data.grouped_pen() if pen is None else pen
     zcoef = -data.x_run[T].max(axis=0) if agg else -data.imp[T].max(axis=0).ravel()
-    return np.concatenate([zcoef, data.pen[T][:, :, 1:].min(axis=0).ravel()])
+    return np.concatenate([zcoef, pen[T].min(axis=0).ravel()])
 
 
 def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> tuple[np.ndarray, ...]:
@@ -447,7 +485,8 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> 
     bigm = data.big_m(0.0)[live]
     idx = np.flatnonzero(live)
     rhs = data.target - data.l0
-    cols = np.concatenate([model.run if data.per_run else model.z.T.ravel(), model.w.T.ravel()])
+    cols = model.loss_cols
+    pen = data.grouped_pen()
     for _ in range(rounds):
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
@@ -457,7 +496,7 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> 
         T = np.sort(idx[np.argsort(-act, kind="stable")[:a1]])
         if len(T) < a1:
             break
-        coefs = cut_coefs(data, T, data.per_run)
+        coefs = cut_coefs(data, T, data.per_run, pen)
         if coefs @ x[cols] <= rhs + tol:
             break
         sets.append(T)

@@ -208,3 +208,84 @@ def test_quantile_cuts_keep_the_optimum(case):
         res = run("milp-highs-direct", inst, cuts=cuts)
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(_opt(case), rel=1e-6)
         assert res.extra["cuts"] is cuts
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+@pytest.mark.parametrize("formulation", FORMS)
+def test_every_saa_feasible_plan_satisfies_every_row(formulation, mode):
+    """Validity of the strengthened model: flow rows, penalty groups and quantile cuts
+    never cut off a plan that meets the SAA (every such plan, encoded, satisfies every row)."""
+    from dataclasses import replace
+
+    from deplbench.formulations.saa_model import quantile_cut_sets
+    from deplbench.formulations.saa_start import encode
+
+    inst = small(noise_mode=mode, K=4, neg_penalty=(mode == "per_epoch"), transfer=True)
+    sc = sample_scenarios(inst, 30, 1)
+    data = subset_data(inst, ("d1",), sc)
+    data = replace(data, cut_sets=quantile_cut_sets(data))
+    assert data.cut_sets
+    model = build(data, formulation)
+    opts = [("A", 1.0), ("B", 0.25)]
+    n_ok = n_bad = 0
+    for K in range(1, 5):
+        for models in itertools.product(inst.model_ids, repeat=K):
+            if any(not inst.allowed(a, b) for a, b in zip(models, models[1:], strict=False)):
+                with pytest.raises(ValueError, match="forbidden"):
+                    encode(model, Plan.from_epochs(("d1",), [(m, "A", 1.0) for m in models]))
+                continue
+            for alloc in itertools.product(opts, repeat=min(K, 2)):
+                alloc = (*alloc, *[alloc[-1]] * (K - len(alloc)))
+                plan = Plan.from_epochs(("d1",), [(m, c, f) for m, (c, f) in zip(models, alloc, strict=True)])
+                x = encode(model, plan)
+                act = model.A @ x
+                fits = bool(np.all(act <= model.row_ub + 1e-7) and np.all(act >= model.row_lb - 1e-7))
+                assert np.allclose(x[model.z].reshape(model.z.shape).sum(axis=1)[:K], 1.0)
+                feasible = (evaluate_on_scenarios(inst, plan, sc).ok
+                            and within_budget(plan_costs(inst, plan)[2], inst.time_budget))
+                if feasible:
+                    assert fits, (models, alloc)
+                    assert model.c @ x + model.offset == pytest.approx(sum(plan_costs(inst, plan)[:2]))
+                    n_ok += 1
+                else:
+                    n_bad += 1
+    assert n_ok > 0 and n_bad > 0
+
+
+def test_flow_and_adjacency_rows_agree():
+    """The network-flow sequence rows and the per-epoch adjacency rows have the same optimum."""
+    import highspy
+
+    from deplbench.formulations.highs_direct import configure, run_highs, to_highs_lp
+
+    for case in STOCHASTIC:
+        inst = small(**STOCHASTIC[case])
+        data = subset_data(inst, ("d1", "d2"), sample_scenarios(inst, 30, 1))
+        objs = []
+        for seq in ("flow", "adjacency"):
+            h = highspy.Highs()
+            configure(h, time_limit=30.0, mip_gap=0.0, threads=1, seed=0)
+            h.passModel(to_highs_lp(build(data, "aggregated", sequence=seq)))
+            status, _, obj, _, _ = run_highs(h)
+            assert status in ("optimal", "infeasible")
+            objs.append(obj)
+        assert objs[0] == pytest.approx(objs[1], rel=1e-9) if objs[0] is not None else objs[1] is None
+
+
+def test_enumerated_start_meets_the_saa():
+    """The MIP start is an SAA-feasible plan no cheaper than the enumerated optimum."""
+    import time
+
+    from deplbench.formulations.saa_common import plan_cost, verify
+    from deplbench.formulations.saa_start import enumerated_start
+
+    inst = small(**STOCHASTIC["per_run"])
+    sc = sample_scenarios(inst, 30, 1)
+    costs = []
+    for ds in dataset_subsets(inst):
+        plan = enumerated_start(subset_data(inst, ds, sc), time.perf_counter() + 30)
+        if plan is not None:
+            assert verify(inst, plan, sc) == ""
+            costs.append(plan_cost(inst, plan))
+    assert costs and min(costs) >= _opt("per_run") - 1e-9
+    assert enumerated_start(subset_data(small(noise_mode="per_epoch"), ("d1",), sc), time.perf_counter() + 5) is None
