@@ -43,6 +43,7 @@ from deplbench.results import SolveResult, Status
 CERTIFY_RTOL = 2e-3  # coarse bracket first; certify() refines it while it straddles the target
 MAX_RELAXED = 8  # relaxed-time variants tried at the bisection threshold
 MAX_CAP = 4.0  # largest surrogate target tightening tried, as a multiple of the requirement
+RELAX_STEPS = (0.25, 0.5, 1.0)  # time allowances past the budget (fractions of the relaxed axis) tried
 
 
 @dataclass
@@ -117,6 +118,12 @@ def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | No
         if top is not None or cap >= MAX_CAP or not reaches_cap or s.out_of_time:
             break
         cap = min(cap * 1.5, MAX_CAP)  # the surrogate was not a bound here: tighten it
+    for extra in RELAX_STEPS:  # nothing certified within the conservative time: let stage 3 re-time
+        if top is not None or s.out_of_time or graph.i_max >= graph.Tb:
+            break
+        graph.within(graph.eta + math.ceil(extra * (graph.Tb - graph.eta)))
+        cands = graph.candidates()
+        top = s.check(datasets, graph, cands[-1], opts) if cands else None
     if top is None:
         return None
     best, lo, hi = top, -1, len(cands) - 1
@@ -132,7 +139,8 @@ def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | No
     # relaxed paths at the threshold: rounding every epoch's time up penalises sequences
     # of many short epochs; stage 3 re-times them exactly (and blacklists misfits)
     rc = graph.relaxed_costs(cands[hi])
-    levels = sorted({float(v) for v in rc[graph.eta + 1:] if np.isfinite(v) and v < rc[graph.eta]}, reverse=True)
+    levels = sorted({float(v) for v in rc[graph.i_max + 1:] if np.isfinite(v) and v < rc[graph.i_max]},
+                    reverse=True)
     n = min(MAX_RELAXED, len(levels))
     picks = [levels[round(i * (len(levels) - 1) / max(n - 1, 1))] for i in range(n)]
     for v in dict.fromkeys(picks):

@@ -278,8 +278,15 @@ class ExpandedGraph:
             low = float(cur.min())
             if not np.isfinite(low) or low + cmin >= best_top:
                 break  # no continuation can be cheaper for any requirement up to the cap
-        # best[j]: least cost of a conservative path (time bucket <= eta) reaching loss bucket >= j
-        col = np.array([lay[:, : self.eta + 1].min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
+        self.within(self.eta)
+
+    def within(self, i_max: int) -> None:
+        """Serve paths of rounded time <= ``i_max`` (``eta``: conservative; more: relaxed, for stage 3 to re-time).
+
+        Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
+        """
+        self.i_max = min(int(i_max), self.Tb)
+        col = np.array([lay[:, : self.i_max + 1].min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
         sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]
         self.best = sfx.min(axis=0)
 
@@ -306,13 +313,13 @@ class ExpandedGraph:
         return np.minimum.accumulate(per.min(axis=0))
 
     def path(self, j: int, i_max: int | None = None, value=None) -> list[tuple[str, int]]:
-        """The cheapest path reaching loss bucket ``j`` within rounded time ``i_max`` (default: the budget).
+        """The cheapest path reaching loss bucket ``j`` within rounded time ``i_max`` (default: ``self.i_max``).
 
         ``value`` is that path's cost when known (``relaxed_costs(j)[i_max]``).
         Returns [(model id, option index)] per epoch.
         """
-        i_max = self.eta if i_max is None else i_max
-        v = value if value is not None else (self.best[j] if i_max == self.eta else self.relaxed_costs(j)[i_max])
+        i_max = self.i_max if i_max is None else i_max
+        v = value if value is not None else (self.best[j] if i_max == self.i_max else self.relaxed_costs(j)[i_max])
         for k, lay in enumerate(self.layers):  # noqa: B007 - k is used after the loop
             hits = np.argwhere(lay[:, : i_max + 1, j:] == v)
             if len(hits):
