@@ -4,7 +4,8 @@ Run: ``python -m deplbench.benchmarks.bench_depl [--only SUBSTRING] [--no-brutef
 
 Prints one row per paper instance: the ``bruteforce`` optimum, ``depl`` cost / ratio
 to the optimum for eta 25, 50, 100, 200 (eps 0.05) and for eps 0.2, 0.05, 0.01
-(eta 200), ``best-exp`` cost and its excess over ``depl`` (eta 200), and runtimes;
+(eta 200), the ``depl-plus`` variant (eta 200; its other etas in the summary),
+``best-exp`` cost and its excess over ``depl`` (eta 200), and runtimes;
 then a summary (mean/max ratios, mean runtimes, per_run tightening: the surrogate
 target scale that certification ends at, > 1 means tightened) and stage 1's
 submodularity violations. Aims: depl at eta = 200 within 1 % of the optimum and
@@ -18,6 +19,7 @@ import math
 import statistics
 import time
 
+import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
 from deplbench.heuristics.stage1_datasets import submodularity_report
 from deplbench.instances.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     names = [n for n in canonical_names() if args.only in n]
     head = (["instance", "opt", "t_opt"] + [f"eta{e}" for e in ETAS] + [f"eps{e}" for e in EPSS]
-            + ["bestexp", "bx/depl", "t_depl", "t_bx", "scale"])
+            + ["plus", "bestexp", "bx/depl", "t_depl", "t_plus", "t_bx", "scale"])
     print(" ".join(f"{h:>9}" if i else f"{h:<30}" for i, h in enumerate(head)))
     rows = []
     for name in names:
@@ -56,18 +58,20 @@ def main(argv: list[str] | None = None) -> int:
         by_eta = {e: run("depl", inst, {"eta": e, "eps": 0.05}) for e in ETAS}
         by_eps = {e: (by_eta[200] if e == 0.05 else run("depl", inst, {"eta": 200, "eps": e})) for e in EPSS}
         bx = run("best-exp", inst, {"eta": 200, "eps": 0.05})
+        plus = {e: run("depl-plus", inst, {"eta": e, "eps": 0.05}) for e in ETAS}
         depl = by_eta[200][0]
         row = {"name": name, "opt": opt, "eta": {e: v[0] for e, v in by_eta.items()},
                "eps": {e: v[0] for e, v in by_eps.items()}, "bx": bx[0], "t_depl": by_eta[200][1], "t_bx": bx[1],
-               "t_eta": {e: v[1] for e, v in by_eta.items()}, "scale": by_eta[200][2].get("target_scale", math.nan)}
+               "t_eta": {e: v[1] for e, v in by_eta.items()}, "scale": by_eta[200][2].get("target_scale", math.nan),
+               "plus": {e: v[0] for e, v in plus.items()}, "t_plus": {e: v[1] for e, v in plus.items()}}
         rows.append(row)
 
         def cell(c: float, opt: float = opt) -> str:
             return fmt(c) + ("" if not math.isfinite(opt) or not math.isfinite(c) else f"/{c / opt:.3f}")
 
         vals = ([fmt(opt), fmt(t_opt, 1)] + [cell(row["eta"][e]) for e in ETAS] + [cell(row["eps"][e]) for e in EPSS]
-                + [cell(bx[0]), fmt(100 * (bx[0] / depl - 1), 1) + "%", fmt(row["t_depl"], 2), fmt(bx[1], 2),
-                   fmt(row["scale"], 3)])
+                + [cell(row["plus"][200]), cell(bx[0]), fmt(100 * (bx[0] / depl - 1), 1) + "%", fmt(row["t_depl"], 2),
+                   fmt(row["t_plus"][200], 2), fmt(bx[1], 2), fmt(row["scale"], 3)])
         print(f"{name:<30} " + " ".join(f"{v:>9}" for v in vals), flush=True)
     print("\ncells: cost/ratio to the optimum; bx/depl: best-exp excess over depl (eta 200); scale: depl's final "
           "surrogate target / its requirement (> 1 = tightened)")
@@ -86,11 +90,21 @@ def main(argv: list[str] | None = None) -> int:
             rat = [r["eps"][e] / r["opt"] for r in sel if math.isfinite(r["opt"])]
             if rat:
                 print(f"  depl eps={e:<4}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}")
+        for e in ETAS:
+            rat = [r["plus"][e] / r["opt"] for r in sel if math.isfinite(r["opt"])]
+            fails = sum(not math.isfinite(r["plus"][e]) for r in sel)
+            if rat:
+                print(f"  depl-plus eta={e:<3}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}  "
+                      f"no plan {fails}  mean runtime {statistics.fmean(r['t_plus'][e] for r in sel):.2f} s")
         rat = [r["bx"] / r["opt"] for r in sel if math.isfinite(r["opt"])]
         exc = [r["bx"] / r["eta"][200] - 1 for r in sel if math.isfinite(r["eta"][200])]
+        exc_plus = [r["bx"] / r["plus"][200] - 1 for r in sel if math.isfinite(r["plus"][200])]
         if rat:
             print(f"  best-exp     : mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}")
         print(f"  best-exp vs depl(eta 200): mean excess {100 * statistics.fmean(exc):.1f}%  max {100 * max(exc):.1f}%")
+        if exc_plus:
+            print(f"  best-exp vs depl-plus(eta 200): mean excess {100 * statistics.fmean(exc_plus):.1f}%  "
+                  f"max {100 * max(exc_plus):.1f}%")
         print(f"  runtime depl {statistics.fmean(r['t_depl'] for r in sel):.2f} s, "
               f"best-exp {statistics.fmean(r['t_bx'] for r in sel):.2f} s; "
               f"final surrogate scale mean {statistics.fmean(r['scale'] for r in sel):.3f}")
