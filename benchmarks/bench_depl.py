@@ -42,6 +42,16 @@ def fmt(x: float, nd: int = 0) -> str:
     return "-" if not math.isfinite(x) else f"{x:.{nd}f}"
 
 
+def eta_summary(label: str, sel: list[dict], cost_key: str, time_key: str) -> None:
+    """Print mean/max ratio over the instances with a plan, the count without one, and runtimes per eta."""
+    for e in ETAS:
+        rat = [r[cost_key][e] / r["opt"] for r in sel if math.isfinite(r["opt"]) and math.isfinite(r[cost_key][e])]
+        fails = sum(not math.isfinite(r[cost_key][e]) for r in sel)
+        if rat:
+            print(f"  {label} eta={e:<3}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f} (with a plan)  "
+                  f"no plan {fails}  mean runtime {statistics.fmean(r[time_key][e] for r in sel):.2f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="run only instances whose name contains this")
@@ -80,22 +90,12 @@ def main(argv: list[str] | None = None) -> int:
         if not sel:
             continue
         print(f"\n[{mode}] {len(sel)} instances")
-        for e in ETAS:
-            rat = [r["eta"][e] / r["opt"] for r in sel if math.isfinite(r["opt"])]
-            fails = sum(not math.isfinite(r["eta"][e]) for r in sel)
-            if rat:
-                print(f"  depl eta={e:<3}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}  "
-                      f"no plan {fails}  mean runtime {statistics.fmean(r['t_eta'][e] for r in sel):.2f} s")
+        eta_summary("depl", sel, "eta", "t_eta")
         for e in EPSS:
             rat = [r["eps"][e] / r["opt"] for r in sel if math.isfinite(r["opt"])]
             if rat:
                 print(f"  depl eps={e:<4}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}")
-        for e in ETAS:
-            rat = [r["plus"][e] / r["opt"] for r in sel if math.isfinite(r["opt"])]
-            fails = sum(not math.isfinite(r["plus"][e]) for r in sel)
-            if rat:
-                print(f"  depl-plus eta={e:<3}: mean ratio {statistics.fmean(rat):.4f}  max {max(rat):.4f}  "
-                      f"no plan {fails}  mean runtime {statistics.fmean(r['t_plus'][e] for r in sel):.2f} s")
+        eta_summary("depl-plus", sel, "plus", "t_plus")
         rat = [r["bx"] / r["opt"] for r in sel if math.isfinite(r["opt"])]
         exc = [r["bx"] / r["eta"][200] - 1 for r in sel if math.isfinite(r["eta"][200])]
         exc_plus = [r["bx"] / r["plus"][200] - 1 for r in sel if math.isfinite(r["plus"][200])]
