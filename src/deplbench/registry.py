@@ -32,6 +32,7 @@ SOLVER_MODULES: dict[str, str] = {
     "milp-cpsat": "deplbench.formulations.cpsat",
     "milp-scip": "deplbench.formulations.scip",
     "depl": "deplbench.heuristics.depl",
+    "depl-plus": "deplbench.heuristics.depl_plus",
     "best-exp": "deplbench.heuristics.best_exp",
 }
 
