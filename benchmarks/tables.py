@@ -300,8 +300,11 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
                      & g["feasible"].astype("boolean").fillna(False)]
         dg, eta = pick_depl(g)
         dep, bex = _summary(dg), _summary(g[g["solver"] == "best-exp"])
+        plus = _summary(g[(g["solver"] == "depl-plus") & (pd.to_numeric(g["eta"], errors="coerce") == PAPER_ETA)])
         opt = float(ref["ref_hi"]) if ref is not None else math.nan
         flags = [f"{name} {s['note']}" for name, s in (("depl", dep), ("best-exp", bex)) if s["note"]]
+        if (g["solver"] == "depl-plus").any() and plus["note"]:
+            flags.append(f"depl-plus {plus['note']}")
         if ref is not None and not ref["proven"]:
             flags.append("optimum not proven: best known cost")
         if eta is not None and eta != PAPER_ETA:
@@ -312,9 +315,15 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
             "depl_cost": dep["cost"], "depl_ratio": dep["cost"] / opt if opt else math.nan,
             "depl_q_hi": dep["q_hi"], "depl_time_s": dep["time"],
             "bestexp_cost": bex["cost"], "bestexp_ratio": bex["cost"] / opt if opt else math.nan,
-            "bestexp_q_hi": bex["q_hi"], "bestexp_time_s": bex["time"], "flags": "; ".join(flags),
+            "bestexp_q_hi": bex["q_hi"], "bestexp_time_s": bex["time"],
+            # the variant beyond the paper (heuristics/depl_plus.py), when the store has it
+            "deplplus_cost": plus["cost"], "deplplus_ratio": plus["cost"] / opt if opt else math.nan,
+            "flags": "; ".join(flags),
         })
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    if not (p["solver"] == "depl-plus").any():
+        out = out.drop(columns=["deplplus_cost", "deplplus_ratio"], errors="ignore")
+    return out
 
 
 # ---- runtime scaling -------------------------------------------------------------------------
