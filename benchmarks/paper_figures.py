@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import pyplot as plt
 
 from deplbench.benchmarks.figures import new_figure, save, styled
 from deplbench.benchmarks.tables import Section, pick_depl
@@ -135,7 +136,10 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
                 e = g.groupby("eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
         if axes[i, 2].lines:
+            etas = sorted(float(e) for e in dg["eta"].dropna().unique())
             axes[i, 2].set_xscale("log")
+            axes[i, 2].set_xticks(etas, [f"{e:g}" for e in etas])  # the measured eta values, no clutter
+            axes[i, 2].minorticks_off()
         else:
             axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center",
                             transform=axes[i, 2].transAxes)
@@ -174,6 +178,10 @@ def fig_per_model(net: str, rows: pd.DataFrame, get: Callable, what: str, out: P
                 bottom = 0.0
                 for mid in inst.model_ids:
                     c = f"C{list(inst.model_ids).index(mid)}"
+                    if not vals.get(mid, 0):
+                        # a zero-height bar would still draw its edge as a coloured sliver
+                        handles.setdefault(mid, plt.Rectangle((0, 0), 1, 1, color=c))
+                        continue
                     bar = ax.bar(targets.index(r["target"]), vals.get(mid, 0), bottom=bottom, width=0.6,
                                  color=c, hatch=hatch, edgecolor="white" if hatch else c)
                     handles.setdefault(mid, bar)
