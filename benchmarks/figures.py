@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -129,6 +130,10 @@ def scaling_plot(series: list[dict[str, Any]], out_dir: Path) -> Path:
             ax.fill_between(np.exp(grid), np.exp(pred - band), np.exp(pred + band), color="C1", alpha=0.2)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        xs = sorted({float(v) for v in np.concatenate([np.asarray(s["x"], float), np.asarray(s["cx"], float)])})
+        if len(xs) <= 8:  # label the measured values; log minor ticks would overprint each other
+            ax.set_xticks(xs, [f"{v:g}" for v in xs])
+            ax.xaxis.set_minor_locator(mticker.NullLocator())
         ax.set_xlabel(s["var"])
         ax.set_ylabel("runtime (s)")
         ax.set_title(f"{s['solver']}: runtime vs {s['var']}")
