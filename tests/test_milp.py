@@ -88,10 +88,10 @@ def enumerate_saa(inst, S, seed):
     return None if best == math.inf else best
 
 
-def run(name, inst, S=30, formulation="aggregated", seed=1, **kw):
+def run(name, inst, S=30, formulation="aggregated", seed=1, allow_error=False, **kw):
     res = solve(name, inst, {"scenarios": S, "formulation": formulation, "mip_gap": 0.0,
                              "seed": seed, "time_limit": 60.0, **kw})
-    assert res.status != Status.ERROR, res.message
+    assert allow_error or res.status != Status.ERROR, res.message
     if res.plan is not None:
         sc = sample_scenarios(inst, S, seed)
         assert evaluate_on_scenarios(inst, res.plan, sc).ok
@@ -152,9 +152,10 @@ def test_infeasible_everywhere(name, exact):
     inst = small(target=1.0, K=3, exact=exact, name="hopeless")  # 3 epochs cannot remove 9 units of loss
     assert enumerate_saa(inst, 20, 0) is None
     for formulation in FORMS:
-        res = run(name, inst, S=20, formulation=formulation, seed=0)
+        inexact_cpsat = name == "milp-cpsat" and not exact
+        res = run(name, inst, S=20, formulation=formulation, seed=0, allow_error=inexact_cpsat)
         assert res.plan is None
-        if name == "milp-cpsat" and not exact:
+        if inexact_cpsat:
             # infeasibility of the conservatively scaled model proves nothing: no claim is made
             assert res.status == Status.ERROR and "not exact" in res.message
         else:
