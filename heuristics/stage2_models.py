@@ -295,13 +295,21 @@ class ExpandedGraph:
         return min(max(int(math.ceil(scale * self.eta - 1e-9)), 0), self.L)
 
     def candidates(self, j_lo: int = 0) -> list[int]:
-        """Requirement buckets >= j_lo at which the cheapest path changes (cost increasing)."""
-        out, last = [], None
+        """One requirement bucket >= j_lo per distinct cheapest cost (cost increasing): the *highest*
+        bucket of each cost plateau.
+
+        ``best`` is non-decreasing in j and can stay flat over many buckets (integer costs, e.g.
+        the knapsack reduction). Every bucket of a plateau has the same least cost, but the
+        path backtracked at its lowest bucket may reach only that bucket, while the one at its
+        highest bucket reaches all of them at no extra cost: it is the candidate that is most
+        likely to be certified. (Taking the lowest bucket made a 4-epoch plan that meets the
+        requirement invisible behind a 4-epoch path that does not.)
+        """
+        out = []
         for j in range(j_lo, self.L + 1):
             v = float(self.best[j])
-            if np.isfinite(v) and v != last:
+            if np.isfinite(v) and (j == self.L or float(self.best[j + 1]) != v):
                 out.append(j)
-                last = v
         return out
 
     def cost(self, j: int) -> float:

@@ -86,6 +86,27 @@ def test_stage2_paths_are_conservative(name):
         assert sum(opts.cost[o] for _, o in path) == pytest.approx(graph.cost(j))
 
 
+def test_candidates_are_plateau_tops():
+    """One candidate per distinct least cost, at the highest bucket of its plateau; its path reaches it."""
+    inst = generate("knapsack", {}, seed=4)  # integer costs: long plateaus
+    ds = inst.dataset_ids
+    opts = options(inst, ds)
+    sur = cgf_surrogate(inst, 1.0, chernoff_arguments(inst, 1.0)[1])
+    graph = ExpandedGraph(inst, ds, sur, 1000, 1.0, opts)
+    cands = graph.candidates()
+    costs = [graph.cost(j) for j in cands]
+    assert costs == sorted(set(costs))
+    for j in cands:
+        assert j == graph.L or graph.cost(j + 1) > graph.cost(j)
+    finite = [j for j in range(graph.L + 1) if math.isfinite(graph.cost(j))]
+    assert set(costs) == {graph.cost(j) for j in finite}
+    # the requirement bucket itself is reached at cost 4 (3 x item0 + item3: value 73 >= 72.5)
+    assert cands[-1] == graph.L and graph.cost(graph.L) == 4.0
+    ids = inst.model_ids
+    path = graph.path(cands[-1])
+    assert sum(sur.gain[ids.index(m), k] for k, (m, _) in enumerate(path)) >= sur.requirement
+
+
 def test_mean_surrogate_is_the_expected_loss():
     from deplbench.instances.loss import loss_terms
 
