@@ -85,10 +85,11 @@ def shipped_configs() -> list[str]:
 def resolve(config: str) -> Path:
     """A config path, or the name of a shipped config (``paper``, ``smoke``, ...)."""
     p = Path(config)
-    if p.suffix == ".toml" or p.exists():
-        if not p.is_file():
-            raise InputError("no such config file", config)
+    if p.is_file():
         return p
+    if p.suffix == ".toml":
+        raise InputError("no such config file", config)
+    # a folder of the same name (e.g. an earlier --out) must not hide a shipped config
     folder = resources.files("deplbench.benchmarks") / "configs"
     shipped = folder / f"{config}.toml"
     if not shipped.is_file():

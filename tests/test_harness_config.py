@@ -91,3 +91,11 @@ def test_shipped_configs_name_the_real_solvers(name, capsys, tmp_path):
 def test_every_shipped_config_expands():
     for name in shipped_configs():
         assert load_config(name).runs, name
+
+
+def test_folder_named_like_a_shipped_config_does_not_hide_it(tmp_path, monkeypatch):
+    from deplbench.benchmarks.config import resolve
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smoke").mkdir()  # e.g. an earlier `--out smoke`
+    assert resolve("smoke").name == "smoke.toml"
