@@ -275,20 +275,29 @@ def _given(point: dict[str, Any], defaults: Mapping[str, Any] | None) -> dict[st
     return {k: _normalize(v, base.get(k)) for k, v in point.items()}
 
 
-def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict, int]]:
-    out = []
+def _named_entries(value: Any, keys: set[str], field: str, src: str, at: str):
+    """Check a list of family (``field='family'``) or solver (``field='name'``) tables.
+
+    Yields ``(json path, table, name, module, registered defaults)`` for each entry.
+    """
+    kind, known = ("family", FAMILY_MODULES) if field == "family" else ("solver", SOLVER_MODULES)
     for j, e in enumerate(_entries(value, src, at)):
         here = f"{at}[{j}]"
-        _keys(e, INSTANCE_KEYS, src, here)
-        fam = e.get("family")
-        if not isinstance(fam, str):
-            raise InputError("needs a string 'family'", src, f"{here}.family")
-        module = _module(e, fam, FAMILY_MODULES, "family", src, here)
+        _keys(e, keys, src, here)
+        name = e.get(field)
+        if not isinstance(name, str):
+            raise InputError(f"needs a string '{field}'", src, f"{here}.{field}")
+        module = _module(e, name, known, kind, src, here)
+        yield here, e, name, module, _spec_defaults(kind, name, module, src, here)
+
+
+def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict, int]]:
+    out = []
+    for here, e, fam, module, defaults in _named_entries(value, INSTANCE_KEYS, "family", src, at):
         seeds = e.get("seeds", [0])
         seeds = seeds if isinstance(seeds, list) else [seeds]
         if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
             raise InputError("seeds must be an integer >= 0 or a non-empty list of them", src, f"{here}.seeds")
-        defaults = _spec_defaults("family", fam, module, src, here)
         for point in _grid(e.get("params"), src, f"{here}.params"):
             if defaults is None:
                 params = {k: v for k, v in point.items()}
@@ -300,14 +309,7 @@ def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, 
 
 def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict]]:
     out = []
-    for j, e in enumerate(_entries(value, src, at)):
-        here = f"{at}[{j}]"
-        _keys(e, SOLVER_KEYS, src, here)
-        name = e.get("name")
-        if not isinstance(name, str):
-            raise InputError("needs a string 'name'", src, f"{here}.name")
-        module = _module(e, name, SOLVER_MODULES, "solver", src, here)
-        defaults = _spec_defaults("solver", name, module, src, here)
+    for here, e, name, module, defaults in _named_entries(value, SOLVER_KEYS, "name", src, at):
         for point in _grid(e.get("params"), src, f"{here}.params"):
             full = _check_params(point, defaults, f"solver '{name}'", src, f"{here}.params")
             out.append((name, module, full, _given(point, defaults)))
