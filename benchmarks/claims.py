@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.tables import CLAIMED_EXPONENT, CORRECTED_EXPONENT, extra
+from deplbench.benchmarks.frame import extra
+from deplbench.benchmarks.scaling import CLAIMED_EXPONENT, CORRECTED_EXPONENT
 
 SUBMOD_KEY = "submod_violation"
 #: (module, function(instance) -> violation or None) of the DepL engineer's check, first found is used
@@ -95,7 +96,8 @@ def ratio_claims(ratio_tab: pd.DataFrame) -> pd.DataFrame:
         stated, meas = r["stated_(1+eps)/eta"], r["max_ratio"]
         verdict = ("impossible as stated (< 1 for a minimisation)" if stated < 1 else
                    "holds" if meas <= stated else "violated")
-        rows.append({"claim": "Property 3 ratio", "setting": f"eta={r['eta']:g}, eps={r['eps']:g}",
+        who = f"{r['solver']}, " if "solver" in r.index else ""
+        rows.append({"claim": "Property 3 ratio", "setting": f"{who}eta={r['eta']:g}, eps={r['eps']:g}",
                      "stated": f"{stated:.4g}", "measured": f"max {meas:.4g}" if not math.isnan(meas) else "no data",
                      "verdict": verdict})
     return pd.DataFrame(rows)

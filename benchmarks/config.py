@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from deplbench.errors import InputError
-from deplbench.registry import COMMON_DEFAULTS, FAMILY_MODULES, SOLVER_MODULES
+from deplbench.params import infer, parse, variant_label
+from deplbench.registry import COMMON_DEFAULTS, COMMON_PARAMS, FAMILY_MODULES, SOLVER_MODULES
 
 #: Harness settings, their defaults and types (table ``[harness]``, overridable per experiment).
 HARNESS_DEFAULTS: dict[str, Any] = {
@@ -56,6 +57,8 @@ class RunSpec:
     eval_samples: int
     oos_samples: int
     extra: dict[str, Any] = field(default_factory=dict)
+    #: ``solver[k=v,...]`` from the declared variant parameters (the report's method name)
+    label: str = ""
 
     @property
     def instance_id(self) -> str:
@@ -134,7 +137,7 @@ def expand(data: Mapping[str, Any], name: str, src: str = "<config>") -> Config:
         h = _harness({k: v for k, v in exp.items() if k in HARNESS_DEFAULTS}, dict(harness), src, at)
         insts = _instance_grid(exp.get("instances"), src, f"{at}.instances")
         solvers = _solver_grid(exp.get("solvers"), src, f"{at}.solvers")
-        for (fam, fmod, ip, igiven, seed), (sol, smod, sp, sgiven), rep in itertools.product(
+        for (fam, fmod, ip, igiven, seed), (sol, smod, sp, sgiven, label), rep in itertools.product(
                 insts, solvers, range(h["repetitions"])):
             params = dict(sp)
             params["seed"] = int(params.get("seed", COMMON_DEFAULTS["seed"])) + rep
@@ -142,7 +145,7 @@ def expand(data: Mapping[str, Any], name: str, src: str = "<config>") -> Config:
             key = run_key(ename, fam, igiven, seed, sol, {**sgiven, "seed": params["seed"]}, rep)
             runs.append(RunSpec(key, name, ename, fam, fmod, ip, seed, sol, smod, params, rep,
                                 float(h["grace"]), float(h["memory_limit_mb"]), int(h["eval_samples"]),
-                                int(h["oos_samples"])))
+                                int(h["oos_samples"]), label=label))
     seen: set[str] = set()
     unique = [r for r in runs if not (r.key in seen or seen.add(r.key))]
     return Config(name, src, str(data.get("description", "")), unique)
@@ -207,36 +210,12 @@ def _grid(params: Any, src: str, at: str) -> list[dict[str, Any]]:
     return [dict(combo) for combo in itertools.product(*axes)]
 
 
-def _normalize(value: Any, default: Any) -> Any:
-    """TOML ``5`` where the default is ``5.0`` is the float 5.0 (so keys and names agree)."""
-    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
+def _declared(kind: str, name: str, module: str, src: str, at: str):
+    """The registered spec of a solver or family, or None when its module cannot be imported.
 
-
-def _check_params(raw: dict[str, Any], defaults: Mapping[str, Any] | None, what: str, src: str,
-                  at: str) -> dict[str, Any]:
-    """Reject unknown parameters and wrongly typed values; returns the full parameter set."""
-    if defaults is None:  # module not available yet: keep what is given, the run records the error
-        return {k: _normalize(v, COMMON_DEFAULTS.get(k)) for k, v in {**COMMON_DEFAULTS, **raw}.items()}
-    out = dict(defaults)
-    for k, v in raw.items():
-        if k not in defaults:
-            raise InputError(f"{what} has no parameter '{k}' (known: {', '.join(sorted(defaults))})",
-                             src, f"{at}.{k}")
-        d = defaults[k]
-        v = _normalize(v, d)
-        if d is not None and not isinstance(v, type(d)) and not (isinstance(d, float) and isinstance(v, int)):
-            raise InputError(f"{what}: {v!r} is not a valid {type(d).__name__}", src, f"{at}.{k}")
-        out[k] = v
-    tl = out.get("time_limit")
-    if tl is not None and not (isinstance(tl, (int, float)) and tl > 0):
-        raise InputError(f"time_limit must be a positive number, not {tl!r}", src, f"{at}.time_limit")
-    return out
-
-
-def _spec_defaults(kind: str, name: str, module: str, src: str, at: str) -> dict[str, Any] | None:
-    """The registered defaults of a solver or family, or None if its module is not installed yet."""
+    A missing or broken module is not a config error: the run records it as an ``error`` row,
+    so one bad entry never stops the other runs.
+    """
     from deplbench import registry
 
     table = registry._SOLVERS if kind == "solver" else registry._FAMILIES
@@ -244,12 +223,27 @@ def _spec_defaults(kind: str, name: str, module: str, src: str, at: str) -> dict
         if not registry._importable(module):
             return None
         try:
-            __import__(module)
-        except Exception:  # a broken module is a run error (recorded per run), not a config error
+            registry.import_module(module)
+        except Exception:  # noqa: BLE001 - recorded per run, see above
             return None
     if name not in table:
         raise InputError(f"module '{module}' does not register {kind} '{name}'", src, at)
-    return dict(table[name].defaults)
+    return table[name]
+
+
+def _check_params(point: dict[str, Any], spec, what: str, src: str, at: str) -> tuple[dict, dict]:
+    """``(full parameters, given parameters)``, both checked against the declaration.
+
+    The run key hashes the given ones (so that it survives a change of defaults). Without a
+    spec (module not importable) only the common parameters are checked.
+    """
+    if spec is None:
+        declared = {p.name: p for p in COMMON_PARAMS} if what.startswith("solver") else {}
+        declared.update({k: infer(k, v) for k, v in point.items() if k not in declared})
+        full = parse(declared, point, what, src, at)
+        return full, {k: full[k] for k in point}
+    full = spec.parse_params(point, source=src, at=at)
+    return full, {k: full[k] for k in point}
 
 
 def _entries(value: Any, src: str, at: str) -> list[dict[str, Any]]:
@@ -270,15 +264,10 @@ def _module(entry: dict, name: str, known: Mapping[str, str], kind: str, src: st
     return known[name]
 
 
-def _given(point: dict[str, Any], defaults: Mapping[str, Any] | None) -> dict[str, Any]:
-    base = defaults if defaults is not None else COMMON_DEFAULTS
-    return {k: _normalize(v, base.get(k)) for k, v in point.items()}
-
-
 def _named_entries(value: Any, keys: set[str], field: str, src: str, at: str):
     """Check a list of family (``field='family'``) or solver (``field='name'``) tables.
 
-    Yields ``(json path, table, name, module, registered defaults)`` for each entry.
+    Yields ``(json path, table, name, module, registered spec or None)`` for each entry.
     """
     kind, known = ("family", FAMILY_MODULES) if field == "family" else ("solver", SOLVER_MODULES)
     for j, e in enumerate(_entries(value, src, at)):
@@ -288,29 +277,27 @@ def _named_entries(value: Any, keys: set[str], field: str, src: str, at: str):
         if not isinstance(name, str):
             raise InputError(f"needs a string '{field}'", src, f"{here}.{field}")
         module = _module(e, name, known, kind, src, here)
-        yield here, e, name, module, _spec_defaults(kind, name, module, src, here)
+        yield here, e, name, module, _declared(kind, name, module, src, here)
 
 
 def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict, int]]:
     out = []
-    for here, e, fam, module, defaults in _named_entries(value, INSTANCE_KEYS, "family", src, at):
+    for here, e, fam, module, spec in _named_entries(value, INSTANCE_KEYS, "family", src, at):
         seeds = e.get("seeds", [0])
         seeds = seeds if isinstance(seeds, list) else [seeds]
         if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
             raise InputError("seeds must be an integer >= 0 or a non-empty list of them", src, f"{here}.seeds")
         for point in _grid(e.get("params"), src, f"{here}.params"):
-            if defaults is None:
-                params = {k: v for k, v in point.items()}
-            else:
-                params = _check_params(point, defaults, f"family '{fam}'", src, f"{here}.params")
-            out.extend((fam, module, params, _given(point, defaults), s) for s in seeds)
+            params, given = _check_params(point, spec, f"family '{fam}'", src, f"{here}.params")
+            out.extend((fam, module, params, given, s) for s in seeds)
     return out
 
 
-def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict]]:
+def _solver_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, dict, str]]:
     out = []
-    for here, e, name, module, defaults in _named_entries(value, SOLVER_KEYS, "name", src, at):
+    for here, e, name, module, spec in _named_entries(value, SOLVER_KEYS, "name", src, at):
         for point in _grid(e.get("params"), src, f"{here}.params"):
-            full = _check_params(point, defaults, f"solver '{name}'", src, f"{here}.params")
-            out.append((name, module, full, _given(point, defaults)))
+            full, given = _check_params(point, spec, f"solver '{name}'", src, f"{here}.params")
+            label = spec.label(full) if spec is not None else variant_label(name, given, {})
+            out.append((name, module, full, given, label))
     return out

@@ -19,7 +19,8 @@ import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from deplbench.benchmarks.tables import loglog_fit, stated_bound  # noqa: E402
+from deplbench.benchmarks.ratios import stated_bound  # noqa: E402
+from deplbench.benchmarks.scaling import loglog_fit  # noqa: E402
 
 STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7.5,
          "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
@@ -77,8 +78,8 @@ def performance_profile(ratios: pd.DataFrame, out_dir: Path, name: str, title: s
 
 
 @styled
-def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
-    """Measured cost ratio of ``depl`` vs eta (lines per eps) and vs eps (lines per eta).
+def ratio_plots(ratios: pd.DataFrame, out_dir: Path, name: str = "ratio") -> Path:
+    """Measured cost ratio of one method vs eta (lines per eps) and vs eps (lines per eta).
 
     Markers: mean of the lower end over instances; bars: min to max of the interval ends
     (upper end capped at the plot when no lower bound exists). Dashed: the stated (1+eps)/eta.
@@ -102,9 +103,10 @@ def ratio_plots(ratios: pd.DataFrame, out_dir: Path) -> Path:
         ax.set_xlabel(xcol)
         ax.set_ylabel("cost / optimum")
         ax.legend(frameon=False, title="dashed: stated (1+eps)/eta", title_fontsize=7)
-    axes[0, 0].set_title("DepL ratio vs eta")
-    axes[0, 1].set_title("DepL ratio vs eps")
-    return save(fig, out_dir, "ratio_depl")
+    who = ", ".join(sorted(ratios["solver"].astype(str).unique())) if "solver" in ratios else "method"
+    axes[0, 0].set_title(f"{who}: ratio vs eta")
+    axes[0, 1].set_title(f"{who}: ratio vs eps")
+    return save(fig, out_dir, "".join(ch if ch.isalnum() else "_" for ch in name))
 
 
 @styled

@@ -16,13 +16,19 @@ import pandas as pd
 from matplotlib import pyplot as plt
 
 from deplbench.benchmarks.figures import new_figure, save, styled
-from deplbench.benchmarks.tables import Section, pick_depl
+from deplbench.benchmarks.frame import feasible_mask
+from deplbench.benchmarks.headline import HEADLINE_METHODS, pick_variant
+from deplbench.benchmarks.sections import ReportContext, Section, register_section
 from deplbench.errors import InputError
 from deplbench.instances.distributions import model_noise, penalty_dist
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, epoch_cost, progress
 
-METHODS = ("optimum", "depl", "best-exp")
+#: the curves of every figure: the optimum and the headline methods shown even when absent (data)
+PICKS = tuple((solver, prefer) for _, solver, prefer, _, always in HEADLINE_METHODS if always)
+METHODS = ("optimum", *(solver for solver, _ in PICKS))
+#: the method whose cost is drawn against eta (Fig. 5/6, right): the first headline method with an eta
+ETA_METHOD = next(solver for solver, prefer in PICKS if "eta" in prefer)
 MODES = ("per_epoch", "per_run")
 MARKERS = ("o", "s", "^")
 N_PATHS = 4000  # simulated trajectories per plan (Fig. 9)
@@ -73,16 +79,17 @@ def method_rows(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
     """One row per (paper instance, method in METHODS): the run each figure shows.
 
     optimum: the cheapest certified-feasible exact optimal run (else the cheapest feasible run,
-    labelled best known); depl: eta = 200 (else the largest), eps = 0.05; best-exp: its first run.
+    labelled best known); each headline method: its first run at the headline's parameters.
     """
     out = []
     for _, g in d[d["network"].notna()].groupby("instance", sort=True):
-        feas = g[g["feasible"].astype("boolean").fillna(False).astype(bool)]
+        feas = g[feasible_mask(g)]
         opt = feas[(feas["solver_kind"] == "exact") & (feas["status"] == "optimal")]
         if opt.empty:
             opt = feas
-        picks = {"optimum": opt.sort_values("cost").head(1), "depl": pick_depl(g)[0].head(1),
-                 "best-exp": g[g["solver"] == "best-exp"].sort_values("repetition").head(1)}
+        picks = {"optimum": opt.sort_values("cost").head(1)}
+        picks.update({solver: pick_variant(g, solver, prefer)[0].sort_values("repetition").head(1)
+                      for solver, prefer in PICKS})
         for name, r in picks.items():
             if len(r):
                 out.append(r.iloc[0].to_dict() | {"which": name})
@@ -129,22 +136,23 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
                                    label=f"{m}: infeasible plan")
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
             axes[i, 1].plot(s["target"], norm, **style)
-        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == "depl")
-               & d["feasible"].astype("boolean").fillna(False).astype(bool)]
+        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == ETA_METHOD)
+               & feasible_mask(d)]
         for t, g in dg.groupby("target", sort=True):
-            if t in opt.index and g["eta"].nunique() > 1:
-                e = g.groupby("eta")["cost"].min() / opt.loc[t, "cost"]
+            if t in opt.index and g["p_eta"].nunique() > 1:
+                e = g.groupby("p_eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
         if axes[i, 2].lines:
-            etas = sorted(float(e) for e in dg["eta"].dropna().unique())
+            etas = sorted(float(e) for e in dg["p_eta"].dropna().unique())
             axes[i, 2].set_xscale("log")
             axes[i, 2].set_xticks(etas, [f"{e:g}" for e in etas])  # the measured eta values, no clutter
             axes[i, 2].minorticks_off()
         else:
-            axes[i, 2].text(0.5, 0.5, "needs depl runs at several eta", ha="center",
+            axes[i, 2].text(0.5, 0.5, f"needs {ETA_METHOD} runs at several eta", ha="center",
                             transform=axes[i, 2].transAxes)
         titles = ("cost vs target", "expected loss / optimum's", "effect of eta")
-        for ax, yl, tt in zip(axes[i], ("cost", "E[loss] / optimum's", "depl cost / optimum"), titles, strict=True):
+        ylabels = ("cost", "E[loss] / optimum's", f"{ETA_METHOD} cost / optimum")
+        for ax, yl, tt in zip(axes[i], ylabels, titles, strict=True):
             ax.set_ylabel(yl)
             ax.set_title(f"{tt} ({mode})")
             if ax.get_legend_handles_labels()[0]:
@@ -233,10 +241,12 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -
     return save(fig, out, f"paper_{net}_loss_evolution")
 
 
-def paper_section(d: pd.DataFrame, refs: pd.DataFrame, get: Callable, out: Path) -> Section:
+@register_section("paper-figures", order=60, title="Paper figures (Fig. 5-9), both noise modes")
+def paper_section(ctx: ReportContext) -> Section:
     """The paper's figures for every network present in the store (both noise modes)."""
+    d, get, out = ctx.runs, ctx.instances, ctx.fig_dir
     sec = Section("Paper figures (Fig. 5-9), both noise modes")
-    rows = method_rows(d, refs)
+    rows = method_rows(d, ctx.refs)
     if rows.empty:
         return sec.p("No runs on the paper families (`paper-alexnet`, `paper-mobilenet`): nothing to draw.")
     for m in METHODS:
@@ -247,7 +257,7 @@ def paper_section(d: pd.DataFrame, refs: pd.DataFrame, get: Callable, out: Path)
         if missing := set(MODES) - modes:
             sec.p(f"{net}: no runs in noise mode {', '.join(sorted(missing))}.")
         sec.fig(f"{net}: cost vs target (left), expected loss normalised to the optimum's (center), "
-                "effect of eta on depl's cost (right); x = plan the evaluator finds infeasible (Fig. 5/6).",
+                f"effect of eta on {ETA_METHOD}'s cost (right); x = plan the evaluator finds infeasible (Fig. 5/6).",
                 fig_cost_loss_eta(net, rows, d, out))
         sec.fig(f"{net}: epochs per model (Fig. 7).", fig_per_model(net, rows, get, "epochs", out))
         sec.fig(f"{net}: compute cost per model (Fig. 8).", fig_per_model(net, rows, get, "cost", out))

@@ -91,15 +91,10 @@ def spec_columns(spec: RunSpec, instance=None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_key": spec.key, "config": spec.config, "experiment": spec.experiment, "family": spec.family,
         "instance_params": json.dumps(spec.instance_params, sort_keys=True), "instance_seed": spec.instance_seed,
-        "solver": spec.solver, "params": json.dumps(p, sort_keys=True, default=str),
+        "solver": spec.solver, "label": spec.label or None, "params": json.dumps(p, sort_keys=True, default=str),
         "repetition": spec.repetition, "wall_limit_s": spec.wall_limit_s,
         "memory_limit_mb": spec.memory_limit_mb or None,
     }
-    for col, key, cast in (("eta", "eta", float), ("eps", "eps", float), ("scenarios", "scenarios", int),
-                           ("formulation", "formulation", str), ("time_limit", "time_limit", float),
-                           ("mip_gap", "mip_gap", float), ("threads", "threads", int), ("seed", "seed", int)):
-        v = p.get(key)
-        row[col] = cast(v) if v is not None else None
     if instance is not None:
         row.update(instance_columns(instance))
     return row

@@ -39,13 +39,14 @@ from deplbench.benchmarks.rows import (
     spec_columns,
 )
 from deplbench.benchmarks.store import Store, rows_missing
+from deplbench.results import Outcome, Status
 
 #: Imported once by the fork server, so every run starts with them loaded.
 PRELOAD = ["numpy", "scipy.stats", "pandas", "deplbench", "deplbench.registry", "deplbench.instances",
            "deplbench.benchmarks.rows", "deplbench.benchmarks.runner"]
 POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
 MEM_POLL_S = 1.0  # memory polling without a limit: the child reports its own peak anyway
-HARNESS_STATUSES = ("ok", "timeout", "memory", "error")
+HARNESS_STATUSES = tuple(Outcome)
 _LIVE: set[Any] = set()  # child processes in flight, killed if the harness is interrupted
 _LIVE_LOCK = threading.Lock()
 
@@ -71,7 +72,7 @@ def _limit_memory(limit_mb: float) -> None:
 def _child(spec: RunSpec, instance_json: dict, conn) -> None:
     """Body of the run process: solve, re-evaluate, send one payload back."""
     _die_with_parent()
-    payload: dict[str, Any] = {"status": "error", "error": None, "row": {}}
+    payload: dict[str, Any] = {"status": Outcome.ERROR, "error": None, "row": {}}
     try:
         if spec.memory_limit_mb:
             _limit_memory(spec.memory_limit_mb)
@@ -84,20 +85,20 @@ def _child(spec: RunSpec, instance_json: dict, conn) -> None:
         kind = registry.get_solver(spec.solver).kind
         res = registry.solve(spec.solver, inst, dict(spec.params))
         payload["row"].update(result_columns(spec, inst, res, kind))
-        if res.status.value == "error":
+        if res.status == Status.ERROR:
             memory = "MemoryError" in (res.message or "")
-            payload.update(status="memory" if memory else "error", error=payload["row"].get("error"))
+            payload.update(status=Outcome.MEMORY if memory else Outcome.ERROR, error=payload["row"].get("error"))
         else:
-            payload["status"] = "ok"
+            payload["status"] = Outcome.OK
     except MemoryError:
-        payload.update(status="memory", error="MemoryError: " + traceback.format_exc(limit=4)[-2000:])
+        payload.update(status=Outcome.MEMORY, error="MemoryError: " + traceback.format_exc(limit=4)[-2000:])
     except BaseException as exc:  # noqa: BLE001 - anything the run does wrong is its result
-        payload.update(status="error", error=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
+        payload.update(status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
     payload["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     try:
         conn.send(payload)
     except MemoryError:  # the row itself did not fit: still report the status
-        conn.send({"status": "memory", "error": "MemoryError while sending the result", "row": {},
+        conn.send({"status": Outcome.MEMORY, "error": "MemoryError while sending the result", "row": {},
                    "peak_mb": payload["peak_mb"]})
     conn.close()
 
@@ -171,8 +172,8 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
     row = spec_columns(spec)
     row.update(provenance())
     if instance_error is not None:
-        row.update(harness_columns("error", 0.0, None, instance_error, started, now()))
-        row["status"] = "error"
+        row.update(harness_columns(Outcome.ERROR, 0.0, None, instance_error, started, now()))
+        row["status"] = Status.ERROR
         return row
     ctx = _context(preload)
     recv, send = ctx.Pipe(duplex=False)
@@ -201,9 +202,9 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
                 next_mem = elapsed + (POLL_S if spec.memory_limit_mb else MEM_POLL_S)
                 peak = max(peak, rss or 0.0)
             if elapsed > spec.wall_limit_s:
-                killed = "timeout"
+                killed = Outcome.TIMEOUT
             elif spec.memory_limit_mb and rss is not None and rss > spec.memory_limit_mb:
-                killed = "memory"
+                killed = Outcome.MEMORY
             if killed:
                 proc.kill()
                 break
@@ -220,15 +221,15 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
         row.update(payload["row"])
         status, error = payload["status"], payload["error"]
         peak = max(peak, payload.get("peak_mb") or 0.0)
-    elif killed == "timeout":
-        status, error = "timeout", f"killed after {wall:.3g} s (limit {spec.wall_limit_s:g} s = time_limit + grace)"
-        row["status"] = "timeout"
-    elif killed == "memory":
-        status, error = "memory", f"killed at {peak:.0f} MB resident (limit {spec.memory_limit_mb:g} MB)"
-        row["status"] = "error"
+    elif killed == Outcome.TIMEOUT:
+        status, error = Outcome.TIMEOUT, f"killed after {wall:.3g} s (limit {spec.wall_limit_s:g} s = time_limit + grace)"
+        row["status"] = Status.TIMEOUT
+    elif killed == Outcome.MEMORY:
+        status, error = Outcome.MEMORY, f"killed at {peak:.0f} MB resident (limit {spec.memory_limit_mb:g} MB)"
+        row["status"] = Status.MEMOUT
     else:
-        status, error = "error", f"run process died (exit code {proc.exitcode}) without a result"
-        row["status"] = "error"
+        status, error = Outcome.ERROR, f"run process died (exit code {proc.exitcode}) without a result"
+        row["status"] = Status.ERROR
     if payload is None:
         row.update(_instance_columns_safe(instance_json))
     row.update(harness_columns(status, wall, peak or None, error, started, now()))
@@ -398,8 +399,9 @@ def _dask_results(client, jobs, preload):
                 spec = futs[f]
                 row = spec_columns(spec)
                 row.update(provenance())
-                row.update(harness_columns("error", 0.0, None, f"dask: {type(exc).__name__}: {exc}", now(), now()))
-                row["status"] = "error"
+                row.update(harness_columns(Outcome.ERROR, 0.0, None, f"dask: {type(exc).__name__}: {exc}", now(),
+                                           now()))
+                row["status"] = Status.ERROR
                 yield row
     finally:
         client.cancel(list(futs))

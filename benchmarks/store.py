@@ -9,6 +9,7 @@ the runs used are stored too.
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -37,18 +38,11 @@ RUN_COLUMNS: dict[str, str] = {
     "n_options": "INTEGER",  # (cluster, level) pairs
     "max_epochs": "INTEGER",
     "known_optimum": "DOUBLE",  # from instance metadata, when the family knows it
-    # method
+    # method (its parameters are the JSON ``params``, expanded to ``p_<name>`` columns on read)
     "solver": "VARCHAR",
     "solver_kind": "VARCHAR",  # exact | saa | heuristic
+    "label": "VARCHAR",  # solver[k=v,...] over the declared variant parameters off their default
     "params": "VARCHAR",  # JSON of all parameters after defaults
-    "eta": "DOUBLE",
-    "eps": "DOUBLE",
-    "scenarios": "INTEGER",
-    "formulation": "VARCHAR",
-    "time_limit": "DOUBLE",
-    "mip_gap": "DOUBLE",
-    "threads": "INTEGER",
-    "seed": "INTEGER",
     "repetition": "INTEGER",
     # outcome of the run (harness) and of the solver
     "harness_status": "VARCHAR",  # ok | timeout | memory | error
@@ -87,7 +81,7 @@ RUN_COLUMNS: dict[str, str] = {
     "oos_cp_upper": "DOUBLE",  # and its one-sided 95% Clopper-Pearson upper bound
     "oos_seed": "BIGINT",  # seed of the out-of-sample draws (independent of the SAA scenarios)
     "plan_json": "VARCHAR",  # the depl-plan/1 file
-    "extra_json": "VARCHAR",  # SolveResult.extra
+    "extra_json": "VARCHAR",  # SolveResult.extra (numbers expanded to ``x_<name>`` columns on read)
     # provenance
     "package_version": "VARCHAR",
     "git_commit": "VARCHAR",
@@ -104,6 +98,11 @@ RUN_COLUMNS: dict[str, str] = {
 
 INSTANCE_COLUMNS = {"name": "VARCHAR PRIMARY KEY", "family": "VARCHAR", "params": "VARCHAR",
                     "json": "VARCHAR"}
+#: What table ``meta`` says of a store of this version.
+SCHEMA = "depl-store/2"
+#: Columns of version 1 stores (before parameters became generic); their values are in ``params``.
+LEGACY_PARAM_COLUMNS = ("eta", "eps", "scenarios", "formulation", "time_limit", "mip_gap", "threads", "seed")
+PARAM_PREFIX, OUTPUT_PREFIX = "p_", "x_"
 
 
 class Store:
@@ -118,27 +117,20 @@ class Store:
     """
 
     def __init__(self, root: str | Path, read_only: bool = False):
+        from deplbench.errors import InputError
+
         self.root = Path(root)
         self.path = self.root / DB_NAME
+        if read_only and not self.path.exists():
+            raise InputError(f"no result store {DB_NAME} in this folder", str(self.root))
+        if self.path.exists():
+            check_store(self.path)  # before any write: a foreign file stays byte-identical
         if read_only:
-            if not self.path.exists():
-                from deplbench.errors import InputError
-
-                raise InputError(f"no result store {DB_NAME} in this folder", str(self.root))
             self.con = _connect(self.path, read_only=True)
-        else:
-            self.root.mkdir(parents=True, exist_ok=True)
-            self.con = _connect(self.path, read_only=False)
-            cols = ", ".join(f'"{k}" {v}' for k, v in RUN_COLUMNS.items())
-            self.con.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
-            # a store written by an older version lacks newer columns: add them (NULL in old rows)
-            have = {r[0] for r in self.con.execute("SELECT column_name FROM information_schema.columns "
-                                                   "WHERE table_name = 'runs'").fetchall()}
-            for k, v in RUN_COLUMNS.items():
-                if k not in have:
-                    self.con.execute(f'ALTER TABLE runs ADD COLUMN "{k}" {v}')
-            icols = ", ".join(f'"{k}" {v}' for k, v in INSTANCE_COLUMNS.items())
-            self.con.execute(f"CREATE TABLE IF NOT EXISTS instances ({icols})")
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.con = _connect(self.path, read_only=False)
+        _create_or_migrate(self.con)
 
     def close(self) -> None:
         self.con.close()
@@ -180,9 +172,9 @@ class Store:
         return dict(self.con.execute("SELECT run_key, harness_status FROM runs").fetchall())
 
     def runs(self, where: str | None = None) -> pd.DataFrame:
-        """All run rows (optionally filtered by an SQL condition) as a DataFrame."""
+        """All run rows (optionally filtered by an SQL condition), ``p_``/``x_`` columns expanded."""
         sql = "SELECT * FROM runs" + (f" WHERE {where}" if where else "")
-        return self.con.execute(sql).df()
+        return expand_rows(self.con.execute(sql).df())
 
     def instance(self, name: str):
         """The stored :class:`~deplbench.instances.Instance` named ``name``."""
@@ -197,7 +189,7 @@ class Store:
         return self.con.execute("SELECT name, family, params FROM instances").df()
 
     def export(self, fmt: str, out: str | Path | None = None) -> list[Path]:
-        """Write ``runs`` (and ``instances``) as Parquet or CSV files; returns their paths."""
+        """Write the runs (expanded) and the instances as Parquet or CSV files; returns their paths."""
         if fmt not in ("parquet", "csv"):
             from deplbench.errors import InputError
 
@@ -205,14 +197,111 @@ class Store:
         out_dir = Path(out) if out else self.root
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = []
-        for table in ("runs", "instances"):
+        for table, df in (("runs", self.runs()), ("instances", self.con.execute("SELECT * FROM instances").df())):
             p = out_dir / f"{table}.{fmt}"
             tmp = p.with_name(f".{p.name}.tmp")
-            opt = "(FORMAT PARQUET)" if fmt == "parquet" else "(HEADER, DELIMITER ',')"
-            self.con.execute(f"COPY {table} TO '{tmp}' {opt}")
+            if fmt == "parquet":
+                df.to_parquet(tmp, index=False)
+            else:
+                df.to_csv(tmp, index=False)
             tmp.replace(p)
             paths.append(p)
         return paths
+
+
+def check_store(path: Path) -> None:
+    """Refuse (one line) a file that is not a result store of this suite; never writes to it."""
+    from deplbench.errors import InputError
+
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise InputError("the result store is in use by another process (a running `deplbench run`?)",
+                             str(path)) from None
+        raise InputError("not a result store of deplbench (unreadable as a DuckDB database)", str(path)) from None
+    except duckdb.Error:
+        raise InputError("not a result store of deplbench (unreadable as a DuckDB database)", str(path)) from None
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        schema = None
+        if "meta" in tables:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            schema = row[0] if row else None
+        cols = set()
+        if "runs" in tables:
+            cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                              "WHERE table_name = 'runs'").fetchall()}
+    finally:
+        con.close()
+    if not tables:
+        return  # an empty database (e.g. created and left empty): nothing to protect
+    if schema is not None and schema != SCHEMA:
+        raise InputError(f"result store of another version ({schema}; this version reads {SCHEMA} and "
+                         "migrates depl-store/1): export it with the version that wrote it", str(path))
+    if schema is None and not {"run_key", "params", "solver", "harness_status"} <= cols:
+        raise InputError("not a result store of deplbench (a database of another program); "
+                         "choose another --out folder", str(path))
+
+
+def _create_or_migrate(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the tables, or bring a version-1 store (fixed parameter columns) to this version."""
+    cols = ", ".join(f'"{k}" {v}' for k, v in RUN_COLUMNS.items())
+    con.execute(f"CREATE TABLE IF NOT EXISTS runs ({cols})")
+    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'runs'").fetchall()}
+    for k, v in RUN_COLUMNS.items():
+        if k not in have:  # added in a later version: NULL in old rows (labels are derived on read)
+            con.execute(f'ALTER TABLE runs ADD COLUMN "{k}" {v}')
+    for k in LEGACY_PARAM_COLUMNS:
+        if k in have:  # the values are in ``params``; the columns are derived on read now
+            con.execute(f'ALTER TABLE runs DROP COLUMN "{k}"')
+    icols = ", ".join(f'"{k}" {v}' for k, v in INSTANCE_COLUMNS.items())
+    con.execute(f"CREATE TABLE IF NOT EXISTS instances ({icols})")
+    con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", [SCHEMA])
+
+
+def expand_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs with one ``p_<name>`` column per parameter and one ``x_<name>`` per numeric output.
+
+    Version-1 columns (``eta``, ``eps``, ...) are dropped: ``params`` holds the same values.
+    A row without a stored ``label`` (version 1) gets it from the method's declaration.
+    """
+    from deplbench.benchmarks.labels import label_of
+
+    out = df.drop(columns=[c for c in LEGACY_PARAM_COLUMNS if c in df.columns])
+    params = [_json(v) for v in out.get("params", pd.Series(index=out.index, dtype=object))]
+    extras = [_json(v) for v in out.get("extra_json", pd.Series(index=out.index, dtype=object))]
+    new = {}
+    for prefix, dicts, numeric_only in ((PARAM_PREFIX, params, False), (OUTPUT_PREFIX, extras, True)):
+        keys = sorted({k for d in dicts for k, v in d.items() if _scalar(v, numeric_only)})
+        for k in keys:
+            new[prefix + k] = [d.get(k) if _scalar(d.get(k), numeric_only) else None for d in dicts]
+    if new:
+        out = pd.concat([out.reset_index(drop=True), pd.DataFrame(new)], axis=1)
+        out = out.loc[:, ~out.columns.duplicated(keep="last")]
+    if "solver" in out.columns:
+        have = out["label"] if "label" in out.columns else pd.Series([None] * len(out))
+        out["label"] = [lb if isinstance(lb, str) and lb else label_of(s, p)
+                        for lb, s, p in zip(have, out["solver"], params, strict=True)]
+    return out
+
+
+def _json(v: Any) -> dict[str, Any]:
+    if not isinstance(v, str) or not v:
+        return {}
+    try:
+        out = json.loads(v)
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _scalar(v: Any, numeric_only: bool) -> bool:
+    if isinstance(v, (bool, int, float)):
+        return True
+    return isinstance(v, str) and not numeric_only
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -229,6 +318,8 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 
 def _plain(v: Any) -> Any:
+    if isinstance(v, enum.Enum):  # Status, Outcome: stored as their values
+        return v.value
     if isinstance(v, (dict, list, tuple)):
         return json.dumps(v, sort_keys=True, default=str)
     if hasattr(v, "item") and callable(v.item):  # numpy scalar

@@ -50,6 +50,7 @@ from deplbench.instances.loss import loss_terms
 from deplbench.instances.plan import Plan
 from deplbench.instances.quantile import quantile_bracket
 from deplbench.instances.semantics import data_effect, options, transfer_cost
+from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
@@ -323,7 +324,9 @@ class _Search:
                            bound=bound, message="time limit reached", extra=dict(self.stats))
 
 
-@register_solver("bruteforce", kind="exact", defaults={"max_sequences": DEFAULT_MAX_SEQUENCES},
+@register_solver("bruteforce", kind="exact",
+                 params=(Param("max_sequences", int, DEFAULT_MAX_SEQUENCES, "refuse above this many model sequences",
+                               low=1, high=10**9),),
                  description="exact optimum by enumeration of model sequences and exact allocation "
                              "(optimal among plans certified at the evaluator's tolerance)")
 def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, time_limit: float = 60.0,

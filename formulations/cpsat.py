@@ -25,14 +25,22 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
+from deplbench.formulations.saa_common import SAA_PARAMS, SAA_TEST_PARAMS, SubResult, saa_method
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
+from deplbench.results import Status, map_status
 
 LOSS_SCALE = 1e6
 TIME_SCALE = 1e6
 COST_SCALE = 1e6
 SNAP = 1e-6
+
+
+#: CP-SAT status -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
+STATUS_MAP = {
+    cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.TIMEOUT, cp_model.INFEASIBLE: Status.INFEASIBLE,
+    cp_model.UNKNOWN: Status.TIMEOUT, cp_model.MODEL_INVALID: Status.ERROR,
+}
 
 
 def conservative(values: np.ndarray, scale: float, up: bool) -> tuple[np.ndarray, bool]:
@@ -119,20 +127,19 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         x = np.array([solver.value(v) for v in xs], dtype=float)
         plan = model.decode(x)
         obj = float(model.c @ x)
-    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "timeout",
-              cp_model.INFEASIBLE: "infeasible", cp_model.UNKNOWN: "timeout"}.get(st, "error")
+    status = map_status(STATUS_MAP, st)
     bound = solver.best_objective_bound / COST_SCALE if st != cp_model.INFEASIBLE else None
     msg = ""
     if not exact:
         bound = None  # a bound of the conservative model is no bound of the true SAA
-        if status in ("optimal", "infeasible"):
+        if status in (Status.OPTIMAL, Status.INFEASIBLE):
             msg = f"CP-SAT scaling not exact: {status} holds for the scaled model only"
-            status = {"optimal": "feasible", "infeasible": "unknown"}[status]
-    if status == "error":
+            status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.UNKNOWN}[status]
+    if status in (Status.ERROR, Status.UNKNOWN) and not msg:
         msg = f"CP-SAT: {solver.status_name(st)}"
     return SubResult(status, plan, obj, bound, int(solver.num_branches), build_s=t1 - t0,
                      solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_cpsat = register_solver("milp-cpsat", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
     "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

@@ -11,9 +11,16 @@ import time
 import highspy
 import numpy as np
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, mip_start, saa_method
+from deplbench.formulations.saa_common import (
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    SubResult,
+    mip_start,
+    saa_method,
+)
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
+from deplbench.results import Status, map_status
 
 #: feasibility tolerances (rows and integrality): the SAA check allows 1e-9 on the loss
 FEAS_TOL = 1e-9
@@ -59,26 +66,29 @@ def configure(h: highspy.Highs, *, time_limit: float, mip_gap: float, threads: i
     h.setOptionValue("mip_feasibility_tolerance", FEAS_TOL)
 
 
-def run_highs(h: highspy.Highs) -> tuple[str, np.ndarray | None, float | None, float | None, int | None]:
+_S = highspy.HighsModelStatus
+#: HiGHS model status -> Status (a code not listed is ``unknown``).
+STATUS_MAP = {
+    _S.kOptimal: Status.OPTIMAL, _S.kInfeasible: Status.INFEASIBLE,
+    _S.kTimeLimit: Status.TIMEOUT, _S.kInterrupt: Status.TIMEOUT, _S.kIterationLimit: Status.TIMEOUT,
+    _S.kSolutionLimit: Status.TIMEOUT, _S.kMemoryLimit: Status.MEMOUT,
+    _S.kLoadError: Status.ERROR, _S.kModelError: Status.ERROR, _S.kPresolveError: Status.ERROR,
+    _S.kSolveError: Status.ERROR, _S.kPostsolveError: Status.ERROR, _S.kUnbounded: Status.ERROR,
+    _S.kUnboundedOrInfeasible: Status.ERROR, _S.kModelEmpty: Status.ERROR,
+}
+
+
+def run_highs(h: highspy.Highs) -> tuple[Status, np.ndarray | None, float | None, float | None, int | None]:
     """Run and read back (status, x, objective, bound, nodes)."""
     h.run()
     ms = h.getModelStatus()
     info = h.getInfo()
-    S = highspy.HighsModelStatus
     has_x = info.primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value) if has_x else None
     obj = info.objective_function_value if has_x else None
     bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else None
     nodes = int(info.mip_node_count)
-    if ms == S.kOptimal:
-        status = "optimal"
-    elif ms == S.kInfeasible:
-        status = "infeasible"
-    elif ms in (S.kTimeLimit, S.kInterrupt, S.kIterationLimit, S.kSolutionLimit):
-        status = "timeout"
-    else:
-        status = "error"
-    return status, x, obj, bound, nodes
+    return map_status(STATUS_MAP, ms), x, obj, bound, nodes
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
@@ -104,10 +114,11 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     status, x, obj, bound, nodes = run_highs(h)
     t2 = time.perf_counter()
     plan = model.decode(x) if x is not None else None
-    msg = "" if status != "error" else f"HiGHS: {h.modelStatusToString(h.getModelStatus())}"
+    msg = "" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else (
+        f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
     return SubResult(status, plan, obj, bound, nodes, build_s=t1 - t0, solve_s=t2 - t1,
                      n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_highs_direct = register_solver("milp-highs-direct", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
     "SAA MILP as sparse matrices, solved by highspy directly"))(saa_method(solve_subset))

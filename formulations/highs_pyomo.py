@@ -16,13 +16,23 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from deplbench.formulations.highs_direct import FEAS_TOL
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, saa_method
+from deplbench.formulations.saa_common import SAA_PARAMS, SAA_TEST_PARAMS, SubResult, saa_method
 from deplbench.formulations.saa_model import (
     SubsetData,
     decode_aggregated,
     decode_time_indexed,
 )
 from deplbench.registry import register_solver
+from deplbench.results import Status, map_status
+
+_TC = TerminationCondition
+#: Pyomo termination condition -> Status (a condition not listed is ``unknown``).
+STATUS_MAP = {
+    _TC.convergenceCriteriaSatisfied: Status.OPTIMAL, _TC.provenInfeasible: Status.INFEASIBLE,
+    _TC.maxTimeLimit: Status.TIMEOUT, _TC.iterationLimit: Status.TIMEOUT, _TC.interrupted: Status.TIMEOUT,
+    _TC.error: Status.ERROR, _TC.unbounded: Status.ERROR, _TC.infeasibleOrUnbounded: Status.ERROR,
+    _TC.emptyModel: Status.ERROR, _TC.licensingProblems: Status.ERROR,
+}
 
 
 def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.ConcreteModel:
@@ -149,22 +159,15 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         res.solution_loader.load_vars()
         plan = decode_pyomo(data, mdl, formulation)
         obj = res.incumbent_objective
-    if tc == TerminationCondition.convergenceCriteriaSatisfied:
-        status = "optimal"
-    elif tc == TerminationCondition.provenInfeasible:
-        status = "infeasible"
-    elif tc in (TerminationCondition.maxTimeLimit, TerminationCondition.iterationLimit,
-                TerminationCondition.interrupted):
-        status = "timeout"
-    else:
-        status = "error"
+    status = map_status(STATUS_MAP, tc)
     nodes = getattr(res.extra_info, "mip_node_count", None)
     n_vars = mdl.nvariables()
     return SubResult(status, plan, obj, res.objective_bound, int(nodes) if nodes is not None else None,
                      build_s=(t1 - t0) + max(t2 - t1 - highs_s, 0.0), solve_s=highs_s,
                      n_vars=n_vars, n_cons=mdl.nconstraints(),
-                     message="" if status != "error" else f"HiGHS via Pyomo: {tc.name}")
+                     message="" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else (
+                         f"HiGHS via Pyomo: {tc.name}"))
 
 
-solve_highs_pyomo = register_solver("milp-highs", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
     "SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)"))(saa_method(solve_subset))

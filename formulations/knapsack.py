@@ -56,6 +56,7 @@ from deplbench.errors import InputError
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
+from deplbench.params import Param
 from deplbench.registry import register_family
 
 KEYS = ("values", "weights", "capacity", "threshold")
@@ -274,8 +275,13 @@ def random_knapsack(rng: np.random.Generator, items: int, capacity: int, max_wei
     return Knapsack(tuple(values), tuple(weights), capacity, threshold)
 
 
-@register_family("knapsack", defaults={"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20,
-                                       "spread": 2},
+@register_family("knapsack", params=(
+    Param("items", int, 6, "item types", low=1, high=200),
+    Param("capacity", int, 30, "knapsack capacity W", low=1, high=10_000),
+    Param("max_weight", int, 10, "weights are uniform in [1, max_weight]", low=1, high=10_000),
+    Param("max_value", int, 20, "values are uniform in [1, max_value]", low=1, high=10_000),
+    Param("spread", int, 2, "threshold = best value + d, d uniform in [-spread, 1]", low=0, high=10_000),
+), test_params={"items": 3, "capacity": 8},
                  description="reduced unbounded-knapsack instances with their optimum in metadata")
 def knapsack_family(seed: int = 0, items: int = 6, capacity: int = 30, max_weight: int = 10,
                     max_value: int = 20, spread: int = 2) -> Instance:
@@ -290,10 +296,6 @@ def knapsack_family(seed: int = 0, items: int = 6, capacity: int = 30, max_weigh
         The threshold is the best value plus d, d uniform in [-spread, 1]; d = 1 makes the
         instance infeasible (``known_status`` says which).
     """
-    for key, val, low in (("items", items, 1), ("capacity", capacity, 1), ("max_weight", max_weight, 1),
-                          ("max_value", max_value, 1), ("spread", spread, 0)):
-        if not isinstance(val, int) or isinstance(val, bool) or val < low:
-            raise InputError(f"{key} must be an integer >= {low}", "--set", key)
     kp = random_knapsack(np.random.default_rng(seed), items, capacity, max_weight, max_value, spread)
     check_knapsack(kp.to_dict(), "--set")
     name = f"knapsack-n{items}-w{capacity}-s{seed}"

@@ -21,15 +21,23 @@ from deplbench.instances.evaluate import plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
 from deplbench.instances.semantics import data_effect, within_budget
+from deplbench.params import Param
 from deplbench.results import SolveResult, Status
 
 #: at most this many dataset selections (each one MILP); more datasets are refused
 MAX_SUBSETS = 1024
 #: margin (relative to loss.initial) of the retry when a plan fails the check at margin 0
 RETRY_MARGIN = 1e-7
-#: statuses a backend may return for one subset
-SUB_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "unknown", "error")
-SAA_DEFAULTS = {"scenarios": 200, "formulation": "aggregated", "mip_gap": 1e-4, "cuts": True, "start": True}
+#: The parameters every SAA MILP backend declares.
+SAA_PARAMS = (
+    Param("scenarios", int, 200, "scenarios S of the sample-average approximation", low=1, high=100_000),
+    Param("formulation", str, "aggregated", "MILP formulation", choices=("aggregated", "time_indexed")),
+    Param("mip_gap", float, 1e-4, "relative MIP gap at which the solver stops", low=0.0, high=1.0),
+    Param("cuts", bool, True, "add the valid quantile cuts"),
+    Param("start", bool, True, "pass an enumerated MIP start"),
+)
+SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
+SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
 
 
 @dataclass
@@ -42,7 +50,7 @@ class SubResult:
     ``error``.
     """
 
-    status: str
+    status: Status
     plan: Plan | None = None
     objective: float | None = None
     bound: float | None = None
@@ -121,7 +129,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     for ds in subsets:
         left = time_limit - (time.perf_counter() - t0)
         if left <= 0:
-            subs.append(SubResult("timeout", message="time limit reached before this selection"))
+            subs.append(SubResult(Status.TIMEOUT, message="time limit reached before this selection"))
             continue
         tb = time.perf_counter()
         data = subset_data(instance, ds, sc)
@@ -138,12 +146,10 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             margin_used = RETRY_MARGIN * max(1.0, abs(instance.loss.initial))
             left = max(time_limit - (time.perf_counter() - t0), 1e-3)
             r = solve_subset(data, formulation=formulation, margin=margin_used, time_limit=left)
-            if r.status == "optimal":
-                r.status = "feasible"
-            if r.status == "infeasible":
-                r.status = "unknown"
+            # the margin excludes plans: a proof holds for the tightened model only
+            r.status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.UNKNOWN}.get(r.status, r.status)
             if r.plan is not None and verify(instance, r.plan, sc):
-                r = SubResult("error", message=f"decoded plan fails the SAA check ({why})",
+                r = SubResult(Status.ERROR, message=f"decoded plan fails the SAA check ({why})",
                               build_s=r.build_s, solve_s=r.solve_s, n_vars=r.n_vars, n_cons=r.n_cons)
         build_s += r.build_s
         solve_s += r.solve_s
@@ -191,17 +197,19 @@ def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, 
             if c < best_cost:
                 best, best_cost = r, c
     sts = {r.status for r in subs}
-    bounds = [math.inf if r.status == "infeasible" else (r.bound if r.bound is not None else 0.0)
+    bounds = [math.inf if r.status == Status.INFEASIBLE else (r.bound if r.bound is not None else 0.0)
               for r in subs]
     bound = min(bounds) if bounds else None
     if best is not None and bound is not None:
         bound = min(bound, best_cost)  # a bound above the incumbent is rounding noise
     msgs = "; ".join(r.message for r in subs if r.message)
-    if "error" in sts:
+    if Status.ERROR in sts:
         status = Status.ERROR
-    elif sts <= {"optimal", "infeasible"}:
-        status = Status.OPTIMAL if "optimal" in sts else Status.INFEASIBLE
-    elif "timeout" in sts:
+    elif sts <= {Status.OPTIMAL, Status.INFEASIBLE}:
+        status = Status.OPTIMAL if Status.OPTIMAL in sts else Status.INFEASIBLE
+    elif Status.MEMOUT in sts:
+        status = Status.MEMOUT
+    elif Status.TIMEOUT in sts:
         status = Status.TIMEOUT
     elif best is not None:  # some selection only feasible or unknown (not proven either way)
         status = Status.FEASIBLE

@@ -12,11 +12,27 @@ import time
 import numpy as np
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, mip_start, saa_method
+from deplbench.formulations.saa_common import (
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    SubResult,
+    mip_start,
+    saa_method,
+)
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
+from deplbench.results import Status, map_status
 
 FEAS_TOL = 1e-9
+
+
+#: OR-Tools linear solver result -> Status (FEASIBLE / NOT_SOLVED: stopped at the limit).
+STATUS_MAP = {
+    pywraplp.Solver.OPTIMAL: Status.OPTIMAL, pywraplp.Solver.FEASIBLE: Status.TIMEOUT,
+    pywraplp.Solver.INFEASIBLE: Status.INFEASIBLE, pywraplp.Solver.NOT_SOLVED: Status.TIMEOUT,
+    pywraplp.Solver.UNBOUNDED: Status.ERROR, pywraplp.Solver.ABNORMAL: Status.ERROR,
+    pywraplp.Solver.MODEL_INVALID: Status.ERROR,
+}
 
 
 def to_proto(model: SaaModel) -> linear_solver_pb2.MPModelProto:
@@ -77,15 +93,15 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         x = np.array([v.solution_value() for v in solver.variables()])
         plan = model.decode(x)
         obj = solver.Objective().Value()
-    status = {pywraplp.Solver.OPTIMAL: "optimal", pywraplp.Solver.FEASIBLE: "timeout",
-              pywraplp.Solver.INFEASIBLE: "infeasible", pywraplp.Solver.NOT_SOLVED: "timeout"}.get(st, "error")
+    status = map_status(STATUS_MAP, st)
     bound = solver.Objective().BestBound() if st != pywraplp.Solver.INFEASIBLE else None
     if bound is not None and not np.isfinite(bound):
         bound = None
     return SubResult(status, plan, obj, bound, int(solver.nodes()), build_s=t1 - t0, solve_s=t2 - t1,
                      n_vars=model.n_vars, n_cons=model.n_cons,
-                     message="" if status != "error" else f"SCIP: result status {st}")
+                     message="" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else (
+                         f"SCIP: result status {st}"))
 
 
-solve_scip = register_solver("milp-scip", kind="saa", defaults=dict(SAA_DEFAULTS), description=(
+solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
     "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))

@@ -37,6 +37,7 @@ from deplbench.heuristics.stage3_allocation import allocate
 from deplbench.instances.evaluate import certify, evaluate
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, options
+from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
@@ -215,7 +216,15 @@ def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: flo
                        message="time limit reached; plan is the incumbent" if status is Status.TIMEOUT else "")
 
 
-@register_solver("depl", kind="heuristic", defaults={"eta": 200, "eps": 0.05},
+#: The parameters of DepL's stages (shared by depl, depl-plus and best-exp).
+DEPL_PARAMS = (
+    Param("eta", int, 200, "buckets per resource of the expanded graph (stage 2)", low=1, high=100_000),
+    Param("eps", float, 0.05, "accuracy of the stage-3 knapsack FPTAS", low=0.0, high=1.0, low_open=True),
+)
+DEPL_TEST_PARAMS = {"eta": 25, "eps": 0.1}
+
+
+@register_solver("depl", kind="heuristic", params=DEPL_PARAMS, test_params=DEPL_TEST_PARAMS,
                  description="DepL: dataset selection, expanded-graph model selection (CGF surrogate), MCKP FPTAS")
 def solve_depl(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
                threads: int = 1) -> SolveResult:

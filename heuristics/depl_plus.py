@@ -10,12 +10,12 @@ beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's met
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import run_pipeline
+from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS, run_pipeline
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
 
 
-@register_solver("depl-plus", kind="heuristic", defaults={"eta": 200, "eps": 0.05},
+@register_solver("depl-plus", kind="heuristic", params=DEPL_PARAMS, test_params=DEPL_TEST_PARAMS,
                  description="DepL with a quantile-frontier surrogate for per_run noise (beyond the paper)")
 def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
                     threads: int = 1) -> SolveResult:

@@ -23,11 +23,23 @@ from deplbench.instances.io import instance_from_dict, read_json
 from deplbench.instances.paper import LEVELS
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
+from deplbench.params import Param
 from deplbench.registry import register_family
 
-DEFAULTS = {"params": "", "noise_mode": "auto", "target": "", "target_fraction": 0.5,
-            "quantile": 0.99, "time_budget": 100.0, "max_epochs": 0, "samples": 50000,
-            "work_full": 0.0104, "size_full": 2.44}
+PARAMS = (
+    Param("params", str, "", "calibration file written by 'deplbench calibrate'"),
+    Param("noise_mode", str, "auto", "noise mode (auto: the file's recommendation)",
+          choices=("auto", "per_run", "per_epoch")),
+    Param("target", str, "", "loss target (empty: target_fraction of the reachable decrease)"),
+    Param("target_fraction", float, 0.5, "where the default target lies", low=0.0, high=1.0, low_open=True),
+    Param("quantile", float, 0.99, "loss quantile omega", low=0.0, high=1.0, low_open=True),
+    Param("time_budget", float, 100.0, "time budget (s)", low=0.0, high=1e9, low_open=True),
+    Param("max_epochs", int, 0, "max_epochs (0: from the file)", low=0, high=1000),
+    Param("samples", int, 50000, "dataset size", low=1, high=10**9),
+    Param("work_full", float, 0.0104, "work per sample of the full model", low=0.0, high=1e6, low_open=True),
+    Param("size_full", float, 2.44, "size of the full model", low=0.0, high=1e6),
+)
+DEFAULTS = {p.name: p.default for p in PARAMS}
 
 
 def load_params(path: str) -> dict:
@@ -102,8 +114,6 @@ def calibrated_instance(params: str, noise_mode: str = "auto", target: str = "",
             raise InputError(f"target={target!r} is not a number", "--set", "target") from None
         if not math.isfinite(tgt):
             raise InputError("target must be finite", "--set", "target")
-    elif not 0.0 < target_fraction < 1.0:
-        raise InputError("target_fraction must lie in (0, 1)", "--set", "target_fraction")
     inst = {
         "schema": "depl-instance/1", "name": "",
         "loss": {"initial": l0, "target": l0 - 1e-9 * max(1.0, abs(l0)), "quantile": float(quantile)},
@@ -150,7 +160,7 @@ def _default_target(inst: Instance, reach: dict[str, int], fraction: float) -> f
     return float(f"{l0 - fraction * (l0 - best):.4g}")
 
 
-@register_family("calibrated", defaults=DEFAULTS,
+@register_family("calibrated", params=PARAMS,
                  description="models fitted to training curves by 'deplbench calibrate' (set params=)")
 def calibrated(seed: int = 0, **params) -> Instance:
     """Instance from a calibration file (deterministic: ``seed`` is ignored)."""

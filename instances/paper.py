@@ -13,6 +13,7 @@ from importlib import resources
 from deplbench.errors import InputError
 from deplbench.instances.io import instance_from_dict, load_instance
 from deplbench.instances.schema import Instance
+from deplbench.params import Param
 from deplbench.registry import register_family
 
 TARGETS = (5.0, 7.0, 9.0, 11.0, 13.0)
@@ -74,14 +75,23 @@ def paper_instance(network: str, noise_mode: str = "per_run", target: float = 9.
     return instance_from_dict(data, f"paper-{network}")
 
 
-@register_family("paper-alexnet", defaults={"noise_mode": "per_run", "target": 9.0},
+#: The paper families' parameters: the noise mode and the loss target (Table I's 5, 7, 9, 11, 13).
+PAPER_PARAMS = (
+    Param("noise_mode", str, "per_run", "noise mode (MODEL.md section 4)", choices=("per_run", "per_epoch")),
+    Param("target", float, 9.0, "loss target (the paper: 5, 7, 9, 11, 13)", low=0.0, high=20.0, low_open=True),
+)
+
+
+@register_family("paper-alexnet", params=PAPER_PARAMS, tags={"network": "alexnet"},
+                 test_params={"noise_mode": "per_run", "target": 9.0},
                  description="AlexNet on CIFAR-10, Table I (targets 5, 7, 9, 11, 13; both noise modes)")
 def paper_alexnet(seed: int = 0, noise_mode: str = "per_run", target: float = 9.0) -> Instance:
     """AlexNet family of the paper (deterministic: ``seed`` is ignored)."""
     return paper_instance("alexnet", noise_mode, target)
 
 
-@register_family("paper-mobilenet", defaults={"noise_mode": "per_run", "target": 9.0},
+@register_family("paper-mobilenet", params=PAPER_PARAMS, tags={"network": "mobilenet"},
+                 test_params={"noise_mode": "per_run", "target": 9.0},
                  description="MobileNet on CIFAR-10, Table I (targets 5, 7, 9, 11, 13; both noise modes)")
 def paper_mobilenet(seed: int = 0, noise_mode: str = "per_run", target: float = 9.0) -> Instance:
     """MobileNet family of the paper (deterministic: ``seed`` is ignored)."""

@@ -26,36 +26,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from deplbench.errors import InputError
 from deplbench.instances.evaluate import certify, plan_costs
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
+from deplbench.params import Param
 from deplbench.registry import register_family
 
-DEFAULTS = {"models": 3, "clusters": 2, "levels": 5, "datasets": 1, "epochs": 20,
-            "noise_mode": "per_run", "density": 0.5, "quantile": 0.95, "transfer": 0.0}
+#: Declared once: ranges are checked by the registry before generation (caps keep a family finite).
+PARAMS = (
+    Param("models", int, 3, "model versions", low=1, high=50),
+    Param("clusters", int, 2, "clusters", low=1, high=50),
+    Param("levels", int, 5, "resource levels per cluster", low=1, high=100),
+    Param("datasets", int, 1, "datasets", low=1, high=20),
+    Param("epochs", int, 20, "max_epochs", low=1, high=1000),
+    Param("noise_mode", str, "per_run", "noise mode", choices=("per_run", "per_epoch")),
+    Param("density", float, 0.5, "probability of each extra allowed switch", low=0.0, high=1.0),
+    Param("quantile", float, 0.95, "loss quantile omega", low=0.0, high=1.0, low_open=True),
+    Param("transfer", float, 0.0, "largest transfer cost", low=0.0, high=1e9),
+)
+DEFAULTS = {p.name: p.default for p in PARAMS}
 PENALTY = {"family": "t", "df": 5, "scale": 0.15, "low": 0.0, "high": 2.0}
 INITIAL_LOSS = 20.0
 TIME_SLACK = 1.2  # budget / reference time
 TARGET_MARGIN = 0.02
 REF_PROGRESS = 11.0  # expected loss decrease of the reference plan  # target = q_ref + margin * (initial - q_ref)
-
-
-def _check(models: int, clusters: int, levels: int, datasets: int, epochs: int, noise_mode: str,
-           density: float, quantile: float, transfer: float) -> None:
-    for key, v in (("models", models), ("clusters", clusters), ("levels", levels),
-                   ("datasets", datasets), ("epochs", epochs)):
-        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise InputError(f"{key} must be an integer >= 1, not {v!r}", "--set", key)
-    if noise_mode not in ("per_run", "per_epoch"):
-        raise InputError("noise_mode must be per_run or per_epoch", "--set", "noise_mode")
-    if not 0.0 <= density <= 1.0:
-        raise InputError(f"density must lie in [0, 1], not {density}", "--set", "density")
-    if not 0.0 < quantile < 1.0:
-        raise InputError(f"quantile must lie in (0, 1), not {quantile}", "--set", "quantile")
-    if not transfer >= 0.0:
-        raise InputError(f"transfer must be >= 0, not {transfer}", "--set", "transfer")
 
 
 def instance_name(seed: int, models: int, clusters: int, levels: int, datasets: int, epochs: int,
@@ -68,13 +63,12 @@ def instance_name(seed: int, models: int, clusters: int, levels: int, datasets: 
     return f"{name}-s{seed}"
 
 
-@register_family("random", defaults=DEFAULTS,
+@register_family("random", params=PARAMS, test_params={"models": 2, "clusters": 2, "levels": 3, "epochs": 5},
                  description="seeded random instances (models, clusters, levels, datasets, epochs, density)")
 def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: int = 5, datasets: int = 1,
                     epochs: int = 20, noise_mode: str = "per_run", density: float = 0.5,
                     quantile: float = 0.95, transfer: float = 0.0) -> Instance:
     """A random instance, feasible by construction (see the module docstring)."""
-    _check(models, clusters, levels, datasets, epochs, noise_mode, density, quantile, transfer)
     rng = np.random.default_rng([seed, models, clusters, levels, datasets, epochs])
     # pruning grows with the model index: less work, smaller, slower learning, steadier
     prune = np.linspace(0.0, 1.0, models) if models > 1 else np.zeros(1)

@@ -11,8 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deplbench.benchmarks import tables
+from deplbench.benchmarks.comparison import comparison_table, performance_ratios
+from deplbench.benchmarks.frame import prepare
 from deplbench.benchmarks.paper_figures import loss_paths
+from deplbench.benchmarks.ratios import heuristic_ratios
+from deplbench.benchmarks.references import references
 from deplbench.benchmarks.report import build_report, fmt
 from deplbench.benchmarks.store import Store
 from deplbench.cli import main
@@ -42,6 +45,7 @@ TIMES = {"bruteforce": [3.0, 12.0, 0.5, 40.0], "depl": [0.2, 0.3, 0.25, 0.4], "b
          "milp-highs": [30.0, 7.0, 2.0, 60.0]}
 LIMIT = 60.0
 ETAS = [10, 20, 50, 100, 200, 400]
+PARAM_KEYS = ("eta", "eps", "scenarios", "formulation")
 
 
 class Rows:
@@ -52,9 +56,11 @@ class Rows:
 
     def put(self, inst_name: str | None, solver: str, kind: str, plan: Plan | None = None, **kw) -> dict:
         self.n += 1
+        params = {"time_limit": kw.pop("time_limit", LIMIT), "seed": 0, "threads": 1}
+        params.update({k: kw.pop(k) for k in PARAM_KEYS if k in kw})  # store rows carry parameters as JSON
         row = {"run_key": f"k{self.n}", "config": "test", "solver": solver, "solver_kind": kind,
                "harness_status": "ok", "status": "optimal" if kind != "heuristic" else "feasible",
-               "time_limit": LIMIT, "repetition": 0, "seed": 0, "threads": 1}
+               "params": json.dumps(params), "repetition": 0}
         if inst_name is not None and inst_name.startswith("paper-"):
             inst = load_paper(inst_name)
             self.store.put_instance(inst, inst.metadata["family"])
@@ -176,10 +182,10 @@ def test_solver_comparison(report):
     cells = _md_row(md, "bruteforce", "*Experiment test/main*")
     assert cells["sgm_time_s"] == fmt(_sgm(bf))
     assert cells["solved"] == "3" and cells["timeouts"] == "1"
-    highs = _md_row(md, "milp-highs[S=100,compact]", "*Experiment test/main*")
+    highs = _md_row(md, "milp-highs[scenarios=100,formulation=compact]", "*Experiment test/main*")
     assert highs["sgm_time_s"] == fmt(_sgm(TIMES["milp-highs"][:3] + [LIMIT]))
-    d = tables.prepare(runs[runs.experiment == "main"])
-    tab = tables.comparison_table(d).set_index("method")
+    d = prepare(runs[runs.experiment == "main"])
+    tab = comparison_table(d).set_index("method")
     assert tab.loc["bruteforce", "wins_cost"] == 4  # cheapest everywhere (its incumbent ties depl once)
     assert tab.loc["best-exp", "infeasible_plans"] == 1
     solved = d[d["solved"]]
@@ -187,7 +193,7 @@ def test_solver_comparison(report):
     for m in tab.index:
         assert tab.loc[m, "wins_time"] == (fastest == m).sum()
     assert tab.loc["best-exp", "wins_time"] == 3  # its plan is infeasible on the 4th instance
-    r = tables.performance_ratios(d)
+    r = performance_ratios(d)
     assert np.isinf(r.loc[NO_PROOF, "bruteforce"]) and (r.min(axis=1)[np.isfinite(r.min(axis=1))] == 1).all()
 
 
@@ -198,13 +204,13 @@ def test_ratio_and_stated_bound(report):
         ratios = []
         for name in PLANS:
             g = feas[feas.instance == name]
-            dep = g[(g.solver == "depl") & (g.eta == eta)]
+            dep = g[(g.solver == "depl") & (g.p_eta == eta)]
             if dep.empty:
                 continue
             proven = g[(g.solver == "bruteforce") & (g.status == "optimal")]
             ref = proven["cost"].iloc[0] if len(proven) else g["cost"].min()
             ratios.append(dep["cost"].iloc[0] / ref)
-        row = _md_row(md, f"{eta:g}", "*Measured ratio per (eta, eps)*")
+        row = _md_row(md, f"{eta:g}", "*Measured ratio per (eta, eps): depl*")
         assert row["mean_ratio"] == fmt(float(np.mean(ratios))) and row["max_ratio"] == fmt(float(np.max(ratios)))
         assert row["stated_(1+eps)/eta"] == fmt((1 + 0.05) / eta)
         assert row["within_stated"] == "0"  # no measured ratio is within the impossible bound
@@ -213,21 +219,21 @@ def test_ratio_and_stated_bound(report):
 
 def test_ratio_interval_without_proof(report):
     _, _, runs = report
-    d = tables.prepare(runs)
-    refs = tables.references(d)
+    d = prepare(runs)
+    refs = references(d)
     ref = refs.loc[NO_PROOF]
     assert not ref["proven"] and ref["ref_lo"] == BOUND
     assert ref["ref_hi"] == d[(d.instance == NO_PROOF) & d.feasible.fillna(False).astype(bool)]["cost"].min()
-    rat = tables.depl_ratios(d, refs)
-    r = rat[(rat.instance == NO_PROOF) & (rat.eta == 200)].iloc[0]
-    cost = d[(d.instance == NO_PROOF) & (d.solver == "depl") & (d.eta == 200)]["cost"].iloc[0]
+    rat = heuristic_ratios(d, refs)
+    r = rat[(rat.instance == NO_PROOF) & (rat.solver == "depl") & (rat.eta == 200)].iloc[0]
+    cost = d[(d.instance == NO_PROOF) & (d.solver == "depl") & (d.p_eta == 200)]["cost"].iloc[0]
     assert r["ratio_lo"] == pytest.approx(cost / ref["ref_hi"]) and r["ratio_hi"] == pytest.approx(cost / BOUND)
 
 
 def test_scaling_fit_excludes_censored(report):
     _, md, runs = report
     g = runs[(runs.experiment == "scaling-eta") & (runs.harness_status == "ok")]
-    slope = np.polyfit(np.log(g["eta"]), np.log(g["runtime_s"]), 1)[0]
+    slope = np.polyfit(np.log(g["p_eta"]), np.log(g["runtime_s"]), 1)[0]
     cells = _md_row(md, "depl", "*Fitted exponents*")
     assert cells["variable"] == "eta" and cells["points"] == str(len(ETAS)) and cells["censored"] == "1"
     assert cells["exponent"] == fmt(float(slope))
@@ -298,6 +304,7 @@ def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
     from deplbench.benchmarks import report as rep
+    from deplbench.benchmarks import report_sections
 
     def make_figures(params_path, out_dir):  # writes one real PNG per parameter file
         out_dir = Path(out_dir)
@@ -312,7 +319,7 @@ def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
     mod.__spec__ = importlib.machinery.ModuleSpec("fake_calibration_plots", None)
     mod.make_figures = make_figures
     monkeypatch.setitem(sys.modules, "fake_calibration_plots", mod)
-    monkeypatch.setattr(rep, "CALIBRATION_MODULE", "fake_calibration_plots")
+    monkeypatch.setattr(report_sections, "CALIBRATION_MODULE", "fake_calibration_plots")
     root = tmp_path / "run"
     shutil.copytree(store_dir, root, ignore=shutil.ignore_patterns("report"))
     (root / "calibration").mkdir()

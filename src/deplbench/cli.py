@@ -97,8 +97,9 @@ def cmd_families(args) -> int:
 
     for name in family_names():
         spec = get_family(name)
-        params = " ".join(f"{k}={v}" for k, v in spec.defaults.items())
-        print(f"{name:<16} {spec.description}" + (f"  [{params}]" if params else ""))
+        print(f"{name:<16} {spec.description}")
+        for p in spec.params.values():
+            print(f"    {p.describe()}")
     return 0
 
 
@@ -117,8 +118,11 @@ def cmd_solvers(args) -> int:
 
     for name in solver_names():
         spec = get_solver(name)
-        params = " ".join(f"{k}={v}" for k, v in spec.defaults.items())
-        print(f"{name:<18} {spec.kind:<9} {spec.description}  [{params}]")
+        print(f"{name:<18} {spec.kind:<9} {spec.description}")
+        for p in spec.params.values():
+            print(f"    {p.describe()}" + ("" if p.variant else "  [not a variant]"))
+        for out, doc in spec.outputs.items():
+            print(f"    output x_{out}: {doc}")
     return 0
 
 

@@ -14,14 +14,19 @@ status of ``optimal`` or ``feasible`` is never taken on the solver's word.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
+import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from deplbench.errors import InputError
+from deplbench.params import Param, declare, parse, variant_label
 from deplbench.results import SolveResult, Status
 
 #: name -> module implementing it. Keep sorted by kind; the module registers details.
@@ -45,8 +50,15 @@ FAMILY_MODULES: dict[str, str] = {
     "calibrated": "deplbench.instances.calibrated",
 }
 
-#: Parameters every method accepts (a method may ignore one it has no use for).
-COMMON_DEFAULTS: dict[str, Any] = {"time_limit": 60.0, "seed": 0, "threads": 1}
+#: Parameters every method accepts (a method may ignore one it has no use for); none names a variant.
+COMMON_PARAMS: tuple[Param, ...] = (
+    Param("time_limit", float, 60.0, "wall-clock limit of the method (s)", low=0.0, high=1e6, low_open=True,
+          variant=False),
+    Param("seed", int, 0, "random seed (SAA samples, randomised searches)", low=0, high=2**32 - 1,
+          variant=False),
+    Param("threads", int, 1, "threads the method may use", low=1, high=256, variant=False),
+)
+COMMON_DEFAULTS: dict[str, Any] = {p.name: p.default for p in COMMON_PARAMS}
 
 #: kinds of method: how :func:`solve` re-checks their claims.
 #: ``exact``: optimal for the true problem (certified quantile), like ``bruteforce``;
@@ -56,53 +68,90 @@ KINDS = ("exact", "saa", "heuristic")
 
 
 @dataclass(frozen=True)
-class SolverSpec:
-    name: str
-    func: Callable[..., SolveResult]
-    kind: str
-    defaults: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
+class _Spec:
+    """What a method and a family share: a name, the function, declared parameters, test parameters."""
 
-    def parse_params(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults updated by ``raw``; strings (from ``--set``) are coerced to the default's type."""
-        return _parse_params(self.defaults, raw, what=f"solver '{self.name}'")
+    name: str
+    func: Callable[..., Any]
+    params: dict[str, Param]
+    description: str = ""
+    #: small parameters for the conformance checks (tests/test_conformance.py enrols every entry)
+    test_params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {k: p.default for k, p in self.params.items()}
+
+    def parse_params(self, raw: Mapping[str, Any] | None = None, source: str | None = "--set",
+                     at: str | None = None) -> dict[str, Any]:
+        """Defaults updated by ``raw``, coerced and range-checked (the one validation)."""
+        return parse(self.params, raw, f"{self.what} '{self.name}'", source, at)
+
+    def label(self, params: Mapping[str, Any]) -> str:
+        """``name[k=v,...]`` over the variant parameters that differ from their default."""
+        return variant_label(self.name, params, self.params)
 
 
 @dataclass(frozen=True)
-class FamilySpec:
-    name: str
-    func: Callable[..., Any]
-    defaults: dict[str, Any] = field(default_factory=dict)
-    description: str = ""
+class SolverSpec(_Spec):
+    kind: str = "heuristic"
+    #: numeric outputs the method reports in ``extra`` (name -> doc): the store's ``x_<name>`` columns
+    outputs: dict[str, str] = field(default_factory=dict)
+    what = "solver"
 
-    def parse_params(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return _parse_params(self.defaults, raw, what=f"family '{self.name}'")
+
+@dataclass(frozen=True)
+class FamilySpec(_Spec):
+    #: free-form facts the report groups by (e.g. ``{"network": "alexnet"}`` for a paper family)
+    tags: dict[str, Any] = field(default_factory=dict)
+    what = "family"
 
 
 _SOLVERS: dict[str, SolverSpec] = {}
 _FAMILIES: dict[str, FamilySpec] = {}
 
 
-def register_solver(name: str, *, kind: str, defaults: Mapping[str, Any] | None = None, description: str = ""):
-    """Decorator: register ``func(instance, **params) -> SolveResult`` under ``name``."""
+def _first_doc_line(func) -> str:
+    return " ".join((func.__doc__ or "").strip().splitlines()[0:1])
+
+
+def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
+                    description: str = "", test_params: Mapping[str, Any] | None = None,
+                    outputs: Mapping[str, str] | None = None):
+    """Decorator: register ``func(instance, **params) -> SolveResult`` under ``name``.
+
+    Parameters
+    ----------
+    params : sequence of Param
+        The method's own parameters (``time_limit``, ``seed`` and ``threads`` are common).
+    defaults : mapping, optional
+        Older form: bare defaults, declared with their type and no range.
+    test_params : mapping, optional
+        Small parameters for the generated conformance checks.
+    outputs : mapping, optional
+        Numeric outputs reported in ``extra`` with a one-line doc each.
+    """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
 
     def deco(func):
-        merged = {**COMMON_DEFAULTS, **(defaults or {})}
-        doc = description or (func.__doc__ or "").strip().splitlines()[0:1]
-        _SOLVERS[name] = SolverSpec(name, func, kind, merged, doc if isinstance(doc, str) else " ".join(doc))
+        declared = declare(params, defaults, COMMON_PARAMS)
+        _SOLVERS[name] = SolverSpec(name, func, declared, description or _first_doc_line(func),
+                                    dict(test_params or {}), kind, dict(outputs or {}))
         return func
 
     return deco
 
 
-def register_family(name: str, *, defaults: Mapping[str, Any] | None = None, description: str = ""):
+def register_family(name: str, *, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
+                    description: str = "", test_params: Mapping[str, Any] | None = None,
+                    tags: Mapping[str, Any] | None = None):
     """Decorator: register ``func(seed: int, **params) -> Instance`` as an instance family."""
 
     def deco(func):
-        doc = description or " ".join((func.__doc__ or "").strip().splitlines()[0:1])
-        _FAMILIES[name] = FamilySpec(name, func, dict(defaults or {}), doc)
+        declared = declare(params, defaults)
+        _FAMILIES[name] = FamilySpec(name, func, declared, description or _first_doc_line(func),
+                                     dict(test_params or {}), dict(tags or {}))
         return func
 
     return deco
@@ -112,7 +161,7 @@ def _load(name: str, modules: Mapping[str, str], table: dict, what: str):
     if name not in modules and name not in table:
         raise InputError(f"unknown {what} '{name}' (known: {', '.join(sorted(modules))})")
     if name not in table:
-        importlib.import_module(modules[name])
+        import_module(modules[name])
     if name not in table:  # the module exists but did not register the name: a bug, not input
         raise RuntimeError(f"module {modules[name]} does not register {what} '{name}'")
     return table[name]
@@ -128,7 +177,26 @@ def get_family(name: str) -> FamilySpec:
     return _load(name, FAMILY_MODULES, _FAMILIES, "family")
 
 
+def import_module(module: str):
+    """Import a module by dotted name, or from a ``.py`` file path (a user's own solver or family file)."""
+    if not module.endswith(".py"):
+        return importlib.import_module(module)
+    path = Path(module).resolve()
+    key = "deplbench_user_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    if key in sys.modules:
+        return sys.modules[key]
+    spec = importlib.util.spec_from_file_location(key, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ModuleNotFoundError(f"no module file {module}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[key] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _importable(module: str) -> bool:
+    if module.endswith(".py"):
+        return Path(module).is_file()
     try:
         return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
@@ -220,36 +288,3 @@ def _check(spec: SolverSpec, instance, params: dict, res: SolveResult) -> SolveR
         return res.replace(status=Status.ERROR,
                            message=f"claimed {res.status} but the evaluator finds {ev.violations}")
     return res
-
-
-def _coerce(value: Any, default: Any, key: str, what: str) -> Any:
-    if not isinstance(value, str) or isinstance(default, str) or default is None:
-        return value
-    try:
-        if isinstance(default, bool):
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            out = float(value)
-            if out != out or out in (float("inf"), float("-inf")):
-                raise ValueError
-            return out
-    except ValueError:
-        raise InputError(f"{what}: {key}={value!r} is not a valid {type(default).__name__}",
-                         source="--set") from None
-    return value
-
-
-def _parse_params(defaults: Mapping[str, Any], raw: Mapping[str, Any] | None, what: str) -> dict[str, Any]:
-    out = dict(defaults)
-    for key, value in (raw or {}).items():
-        if key not in defaults:
-            raise InputError(f"{what} has no parameter '{key}' (known: {', '.join(sorted(defaults)) or 'none'})",
-                             source="--set")
-        out[key] = _coerce(value, defaults[key], key, what)
-    return out

@@ -14,16 +14,21 @@ if TYPE_CHECKING:
 class Status(enum.StrEnum):
     """Outcome of a solve (MODEL.md section 3).
 
-    ``optimal`` is proven for the problem the solver solves (the SAA sample for the
-    MILPs, the true problem at the evaluator's tolerance for ``bruteforce``);
-    ``infeasible`` is proven; ``timeout`` means a limit was hit (the plan, if any,
-    is the incumbent).
+    The one vocabulary of every layer: methods, backends (each maps its solver's native codes
+    through its own ``STATUS_MAP``) and the store's ``status`` column. ``optimal`` is proven for
+    the problem the solver solves (the SAA sample for the MILPs, the true problem at the
+    evaluator's tolerance for the exact methods); ``infeasible`` is proven; ``timeout`` /
+    ``memout`` mean a time / memory limit was hit (the plan, if any, is the incumbent);
+    ``unknown``: the solver stopped without a proof for a reason none of the others names
+    (a native code a map does not know lands here); ``error``: it failed.
     """
 
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
     INFEASIBLE = "infeasible"
     TIMEOUT = "timeout"
+    MEMOUT = "memout"
+    UNKNOWN = "unknown"
     ERROR = "error"
 
     @property
@@ -32,6 +37,30 @@ class Status(enum.StrEnum):
 
     def __str__(self) -> str:
         return self.value
+
+    @property
+    def hit_limit(self) -> bool:
+        return self in (Status.TIMEOUT, Status.MEMOUT)
+
+
+class Outcome(enum.StrEnum):
+    """What the harness saw of a run process (the store's ``harness_status``), apart from :class:`Status`."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def map_status(table, native) -> Status:
+    """``table[native]``, or :attr:`Status.UNKNOWN` for a native code the table does not know."""
+    try:
+        return table.get(native, Status.UNKNOWN)
+    except TypeError:  # unhashable: certainly not a known code
+        return Status.UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,153 @@
+"""The built-in report sections, each one registration (see :mod:`deplbench.benchmarks.sections`).
+
+Method names appear here only as data (the headline's :data:`~deplbench.benchmarks.headline.HEADLINE_METHODS`);
+every other section iterates over whatever methods the store holds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import pandas as pd
+
+from deplbench.benchmarks import claims, figures
+from deplbench.benchmarks.comparison import comparison_table, performance_ratios
+from deplbench.benchmarks.frame import SHIFT_S
+from deplbench.benchmarks.headline import HEADLINE_METHODS, headline
+from deplbench.benchmarks.ratios import ratio_table
+from deplbench.benchmarks.sections import ReportContext, Section, register_section
+
+CALIBRATION_MODULE = "deplbench.instances.calibration.plots"
+
+
+@register_section("headline", order=10, title="Paper reproduction: headline")
+def headline_section(ctx: ReportContext) -> Section:
+    sec = Section("Paper reproduction: headline")
+    d = ctx.runs
+    h = headline(d, ctx.refs)
+    if h.empty:
+        return sec.p("No runs on the paper families (`paper-alexnet`, `paper-mobilenet`) in this store.")
+    wanted = ", ".join(f"{s}" + (f" at {', '.join(f'{k} = {v:g}' for k, v in p.items())}" if p else "")
+                       for _, s, p, _, _ in HEADLINE_METHODS)
+    sec.p("Certified figures (the evaluator's `cost`, `feasible`, `q_hi`), never a solver's own. "
+          "`optimum`: cheapest certified plan of an exact method with status optimal (else the cheapest "
+          f"certified plan of any run, flagged as not proven); ratios are cost / optimum; methods: {wanted}; "
+          "`flags` names plans the evaluator finds infeasible, optima that are not proven and methods "
+          "shown at other parameters than these.")
+    exact = (d["solver_kind"] == "exact").any()
+    missing = [s for _, s, _, _, always in HEADLINE_METHODS if always and not (d["solver"] == s).any()]
+    missing += [] if exact else ["an exact method"]
+    if missing:
+        sec.p(f"Missing solvers: {', '.join(missing)} (their columns are empty).")
+    return sec.table("Per network x noise mode x target", h)
+
+
+@register_section("overview", order=20, title="Runs in this store")
+def overview_section(ctx: ReportContext) -> Section:
+    d = ctx.runs
+    sec = Section("Runs in this store")
+    if d.empty:
+        return sec.p("The store holds no runs.")
+    counts = d.pivot_table(index="method", columns="harness_status", values="run_key", aggfunc="count",
+                           fill_value=0)
+    status = d.pivot_table(index="method", columns="status", values="run_key", aggfunc="count", fill_value=0)
+    sec.table("Harness outcome per method", counts.reset_index())
+    sec.table("Solver status per method", status.reset_index())
+    prov = {c: ", ".join(sorted(d[c].dropna().astype(str).unique())[:5]) or "-"
+            for c in ("config", "package_version", "git_commit", "host", "cpu", "python")}
+    return sec.table("Provenance", pd.DataFrame({"field": list(prov), "values": list(prov.values())}))
+
+
+@register_section("comparison", order=30, title="Solver comparison", needs=("method",))
+def comparison_section(ctx: ReportContext) -> Section:
+    d = ctx.runs
+    sec = Section("Solver comparison")
+    sec.p("Per experiment: runs, instances, solved (certified feasible plan; exact and SAA methods also "
+          f"proved optimal), shifted geometric mean of per-instance time with shift {SHIFT_S:g} s "
+          "(unsolved charged the time limit), the solvers' mean MIP gap, the median certified cost gap to "
+          "the best cost in the experiment, and wins (cheapest / fastest solved). Methods are labelled "
+          "`name[k=v,...]` with every declared variant parameter that differs from its default.")
+    groups = d.assign(exp=d["config"].fillna("-") + "/" + d["experiment"].fillna("-")).groupby("exp", sort=True)
+    for exp, g in groups:
+        sec.table(f"Experiment {exp}", comparison_table(g))
+        r = performance_ratios(g)
+        shared = g.groupby("instance")["method"].nunique() >= 2  # a profile needs common instances
+        if r.shape[1] >= 2 and shared.any():
+            name = "profile_" + "".join(ch if ch.isalnum() else "_" for ch in exp)
+            sec.fig(f"Dolan-More performance profile of time, experiment {exp}.",
+                    figures.performance_profile(r, ctx.fig_dir, name, f"Performance profile: {exp}"))
+    return sec
+
+
+@register_section("ratio", order=40, title="Competitive ratio of the heuristics")
+def ratio_section(ctx: ReportContext) -> Section:
+    sec = Section("Competitive ratio of the heuristics")
+    ratios = ctx.ratios
+    if ratios.empty:
+        return sec.p("Not measured: no heuristic run with eta and eps on an instance with a reference cost.")
+    sec.p("Ratio = the heuristic's certified cost / reference. The reference is the proven optimum (exact "
+          "method, or the family's known optimum); otherwise the optimum lies in [best exact lower bound, "
+          "best certified cost], and the ratio is an interval: `mean_ratio`/`max_ratio` use the lower end, "
+          "`max_ratio_upper` the upper end (inf without a bound). The paper's Property 3 states "
+          "(1/eta)(1+eps), which is below 1 for eta > 1 and so impossible for a minimisation "
+          "(MODEL.md section 7 item 4); it is printed beside the measurement, not claimed.")
+    for solver, g in ratios.groupby("solver", sort=True):
+        sec.table(f"Measured ratio per (eta, eps): {solver}", ratio_table(g))
+        sec.fig(f"{solver}: cost ratio vs eta and eps; dashed: the stated (1+eps)/eta.",
+                figures.ratio_plots(g, ctx.fig_dir, f"ratio_{solver}"))
+    return sec
+
+
+@register_section("scaling", order=50, title="Runtime scaling", needs=("runtime_s",))
+def scaling_section(ctx: ReportContext) -> Section:
+    sec = Section("Runtime scaling")
+    series, tab = ctx.scaling
+    if not series:
+        return sec.p("Not measured: no method has runs where one of eta, eps, max_epochs, n_models, "
+                     "n_clusters or n_datasets takes 3 or more values with the rest fixed.")
+    sec.p("Least-squares fit of ln(runtime) = a + b ln(x) on finished runs, 95% t-interval of b. "
+          "Timeouts are censored (drawn at their limit, not fitted): with censored runs at the large end "
+          "the exponent is an underestimate. Property 2 claims O(|M|^2 K^2 / eta^4); the corrected "
+          "bound (MODEL.md section 7 item 3) of the layered DP is O(|M|^2 K eta^2).")
+    sec.table("Fitted exponents", tab)
+    return sec.fig("Runtime vs each variable (log-log), fit with 95% band; ^ = timeout (censored).",
+                   figures.scaling_plot(series, ctx.fig_dir))
+
+
+@register_section("claims", order=70, title="Claim checks")
+def claims_section(ctx: ReportContext) -> Section:
+    sec = Section("Claim checks")
+    sub, source = claims.submodularity(ctx.runs, ctx.instances)
+    sec.p(f"Submodularity of stage 1's objective K(D)T(D) per family (MODEL.md section 7 item 9): {source}.")
+    if not sub.empty:
+        sec.table("Largest submodularity violation per family", sub)
+    ratio_tabs = [ratio_table(g).assign(solver=s) for s, g in ctx.ratios.groupby("solver", sort=True)]
+    scal = ctx.scaling[1]
+    rows = [claims.ratio_claims(t) for t in ratio_tabs] + ([claims.exponent_claims(scal)] if not scal.empty else [])
+    if rows:
+        return sec.table("Stated vs measured", pd.concat(rows, ignore_index=True))
+    return sec.p("Property 2 and 3: not measured (no ratio or scaling data).")
+
+
+@register_section("calibration", order=90, title="Calibration")
+def calibration_section(ctx: ReportContext) -> Section | None:
+    params = sorted((ctx.root / "calibration").glob("*.json"))
+    if not params:
+        return None
+    sec = Section("Calibration")
+    try:
+        found = importlib.util.find_spec(CALIBRATION_MODULE) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        return sec.p(f"{len(params)} calibration file(s) found but `{CALIBRATION_MODULE}` is not installed.")
+    mod = importlib.import_module(CALIBRATION_MODULE)
+    for p in params:
+        target = ctx.fig_dir / f"calibration_{p.stem}"
+        res = mod.make_figures(p, target)
+        paths = [type(target)(x) for x in res] if isinstance(res, (list, tuple)) else sorted(target.glob("*.png"))
+        for fig in paths:
+            if fig.suffix == ".png":
+                sec.fig(f"Calibration {p.stem}: {fig.stem}", fig)
+    return sec

@@ -1,0 +1,95 @@
+"""Runtime scaling: one-factor-at-a-time series and log-log fits of runtime against a variable."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from deplbench.benchmarks.frame import NON_FACTORS
+
+#: variable -> (store column, transform). Runtime is fitted against the transformed value.
+SCALING_VARS: dict[str, tuple[str, Any]] = {
+    "eta": ("p_eta", lambda x: x), "1/eps": ("p_eps", lambda x: 1.0 / x),
+    "epochs": ("max_epochs", lambda x: x), "models": ("n_models", lambda x: x),
+    "clusters": ("n_clusters", lambda x: x), "datasets": ("n_datasets", lambda x: x),
+}
+#: Property 2 as stated, O(|M|^2 K^2 / eta^4); the other variables have no stated exponent.
+CLAIMED_EXPONENT = {"eta": "-4", "epochs": "2", "models": "2"}
+#: MODEL.md section 7 items 3 and 7: layered DP O(|M|^2 K eta^2); knapsack FPTAS polynomial in 1/eps.
+CORRECTED_EXPONENT = {"eta": "2", "epochs": "1", "models": "2", "1/eps": "polynomial (7.7)",
+                      "clusters": "2^|N| with transfer costs (7.7)"}
+#: what a series holds fixed besides the method's variant parameters (``p_*``)
+_FIXED = ("solver", "max_epochs", "n_models", "n_clusters", "n_datasets", "n_options", "family", "noise_mode")
+
+
+def _factors(d: pd.DataFrame) -> list[str]:
+    """Every column that defines a variant or an instance size: a series moves exactly one."""
+    params = sorted(c for c in d.columns if c.startswith("p_") and c not in NON_FACTORS)
+    return [*_FIXED, *params]
+
+
+def scaling_series(d: pd.DataFrame) -> list[dict[str, Any]]:
+    """One-factor-at-a-time series: per (solver, variable), the rows where only that variable moves.
+
+    Rows are grouped by every other factor (solver, parameters, sizes); the group with the most
+    distinct values of the variable (at least 3) is kept. Timeouts are censored at their limit,
+    runs that failed otherwise are dropped. Returns dicts with the finished and censored points.
+    """
+    d = d[~(d["harness_status"].isin(["error", "memory"]) | (d["status"] == "error"))]
+    out = []
+    for var, (col, tf) in SCALING_VARS.items():
+        if col not in d.columns:
+            continue
+        others = [c for c in _factors(d) if c != col]
+        x = pd.to_numeric(d[col], errors="coerce")
+        sub = d[x.notna() & (x > 0)]
+        if sub.empty:
+            continue
+        keys = sub[others].astype(str)
+        for solver in sorted(sub["solver"].dropna().unique()):
+            best = None
+            for _, g in sub[sub["solver"] == solver].groupby(list(keys.columns.drop("solver")), dropna=False):
+                n = g[col].nunique()
+                if n >= 3 and (best is None or (n, len(g)) > (best[col].nunique(), len(best))):
+                    best = g
+            if best is None:
+                continue
+            xs = tf(pd.to_numeric(best[col]).to_numpy(float))
+            t = pd.to_numeric(best["runtime_s"], errors="coerce").to_numpy(float)
+            cens = best["timed_out"].to_numpy(bool)
+            limit = pd.to_numeric(best["p_time_limit"], errors="coerce").to_numpy(float)
+            cval = np.where(np.isnan(limit), t, limit)
+            fin = ~cens & np.isfinite(t) & (t > 0)
+            out.append({"solver": solver, "var": var, "x": xs[fin], "t": t[fin],
+                        "cx": xs[cens], "ct": cval[cens]})
+    return out
+
+
+def loglog_fit(x: np.ndarray, t: np.ndarray) -> dict[str, float]:
+    """Least squares ln t = a + b ln x with the 95% t-interval of the exponent b."""
+    from scipy import stats
+
+    n = len(x)
+    if n < 3 or np.unique(x).size < 2:
+        return {"n": n, "a": math.nan, "b": math.nan, "ci_lo": math.nan, "ci_hi": math.nan, "r2": math.nan}
+    lx, lt = np.log(x), np.log(t)
+    res = stats.linregress(lx, lt)
+    half = float(stats.t.ppf(0.975, n - 2) * res.stderr) if n > 2 else math.nan
+    return {"n": n, "a": float(res.intercept), "b": float(res.slope), "ci_lo": float(res.slope - half),
+            "ci_hi": float(res.slope + half), "r2": float(res.rvalue ** 2)}
+
+
+def scaling_table(series: list[dict[str, Any]]) -> pd.DataFrame:
+    """Fitted exponents (95% CI) per series beside Property 2's claim and the corrected exponent."""
+    rows = []
+    for s in series:
+        f = loglog_fit(s["x"], s["t"])
+        rows.append({"solver": s["solver"], "variable": s["var"], "points": f["n"], "censored": len(s["cx"]),
+                     "range": f"{np.min(np.r_[s['x'], s['cx']]):g}..{np.max(np.r_[s['x'], s['cx']]):g}",
+                     "exponent": f["b"], "ci95_lo": f["ci_lo"], "ci95_hi": f["ci_hi"], "r2": f["r2"],
+                     "claimed_P2": CLAIMED_EXPONENT.get(s["var"], "not stated"),
+                     "corrected": CORRECTED_EXPONENT.get(s["var"], "not stated")})
+    return pd.DataFrame(rows)
