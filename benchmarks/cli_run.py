@@ -7,45 +7,34 @@ report module is installed, writes the report of the folder.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
+from deplbench.benchmarks.api import DEFAULT_ROOT
 from deplbench.cli import positive_int
-from deplbench.errors import InputError
 
 DEFAULT_CONFIG = "paper"
-DEFAULT_ROOT = "deplbench-results"
 
 
 
 
 def cmd_run(args) -> int:
+    from deplbench.benchmarks.api import output_folder, run_config
     from deplbench.benchmarks.config import load_config
-    from deplbench.benchmarks.runner import run_grid
-    from deplbench.benchmarks.store import DB_NAME, Store
+    from deplbench.benchmarks.store import DB_NAME
 
-    if args.scheduler and args.cluster:
-        raise InputError("give either --scheduler or --cluster, not both", "--scheduler")
-    cfg = load_config(args.config)
-    out = Path(args.out) if args.out else Path(DEFAULT_ROOT) / cfg.name
-    if out.exists() and not out.is_dir():
-        raise InputError("exists and is not a folder", str(out))
     if args.dry_run:
-        return _dry_run(cfg, out, args.retry_failed)
-    summary = run_grid(cfg.runs, out, workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
-                       retry_failed=args.retry_failed, progress=not args.quiet)
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items())) or "nothing to run"
-    print(f"{cfg.name}: {summary.total} runs, {summary.skipped} already done, ran {summary.ran} ({counts});"
-          f" store {out / DB_NAME}")
-    with Store(out) as store:
-        failed = sum(1 for s in store.done().values() if s != "ok")
-    if failed:
-        print(f"{failed} stored runs did not finish ok (see harness_status/error; --retry-failed re-runs them)")
-    if not args.no_report and importlib.util.find_spec("deplbench.benchmarks.report") is not None:
-        from deplbench.benchmarks.report import build_report
-
-        html = build_report(out)
-        print(f"wrote {html}")
+        cfg = load_config(args.config)
+        return _dry_run(cfg, output_folder(cfg.name, args.out), args.retry_failed)
+    res = run_config(args.config, args.out, workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
+                     retry_failed=args.retry_failed, progress=not args.quiet, report=not args.no_report)
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items())) or "nothing to run"
+    print(f"{res.config}: {res.total} runs, {res.skipped} already done, ran {sum(res.counts.values())} ({counts});"
+          f" store {res.out / DB_NAME}")
+    if res.failed_stored:
+        print(f"{res.failed_stored} stored runs did not finish ok (see harness_status/error; "
+              "--retry-failed re-runs them)")
+    if res.report is not None:
+        print(f"wrote {res.report}")
     return 0
 
 

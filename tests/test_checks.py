@@ -1,0 +1,25 @@
+"""Generated conformance checks: every registered method x family x named check (deplbench.checks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from deplbench import checks
+
+CASES = list(checks.conformance_cases())
+
+
+def test_every_method_and_family_is_enrolled():
+    from deplbench.registry import family_names, solver_names
+
+    methods = {c.method for c in CASES}
+    families = {c.family for c in CASES if c.family}
+    assert methods == set(solver_names())
+    assert families == set(family_names()) - set(checks.NOT_GENERABLE)
+    assert {c.check for c in CASES} >= {"plan_recertifies", "status_consistent", "time_limit_honoured",
+                                       "same_seed_same_plan", "out_of_range_params_rejected"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_conformance(case):
+    checks.run_check(case)
