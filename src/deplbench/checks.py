@@ -14,7 +14,7 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from deplbench.errors import InputError
@@ -74,7 +74,7 @@ def run_check(case: Case) -> None:
     return func(case.method, case.family, solve_cached(case.method, case.family), inst)
 
 
-@lru_cache(maxsize=None)
+@cache
 def test_instance(family: str):
     """The family's instance at its declared ``test_params`` (seed 0)."""
     from deplbench.registry import generate, get_family
@@ -89,7 +89,7 @@ def test_params(method: str) -> dict[str, Any]:
     return {"time_limit": 20.0, **get_solver(method).test_params}
 
 
-@lru_cache(maxsize=None)
+@cache
 def solve_cached(method: str, family: str) -> SolveResult:
     from deplbench.registry import solve
 
