@@ -49,7 +49,7 @@ from deplbench.instances.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.loss import loss_terms
 from deplbench.instances.plan import Plan
 from deplbench.instances.quantile import quantile_bracket
-from deplbench.instances.semantics import data_effect, options, transfer_cost
+from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
@@ -163,23 +163,22 @@ class _Search:
         limit = inst.time_budget * (1 + 1e-9)
         subsets = []
         left = max_sequences
-        for r in range(1, len(inst.datasets) + 1):
-            for ds in itertools.combinations(inst.dataset_ids, r):
-                de = data_effect(inst, ds)
-                if not de.g > 0:
-                    continue
-                opts = options(inst, ds)
-                seqs = enumerate_sequences(inst, opts.time.min(axis=1), limit, left)
-                n_seq = sum(len(v) for v in seqs.values())
-                left -= n_seq
-                self.stats["sequences"] += n_seq
-                if not seqs:
-                    continue
-                keys = list(seqs)
-                sub = _Subset(ds, de.g, opts, np.array(keys, dtype=float), [seqs[k] for k in keys])
-                self._cluster_sets(sub)
-                subsets.append(sub)
-                self.stats["count_vectors"] += len(keys)
+        for ds in nonempty_subsets(inst.dataset_ids):
+            de = data_effect(inst, ds)
+            if not de.g > 0:
+                continue
+            opts = options(inst, ds)
+            seqs = enumerate_sequences(inst, opts.time.min(axis=1), limit, left)
+            n_seq = sum(len(v) for v in seqs.values())
+            left -= n_seq
+            self.stats["sequences"] += n_seq
+            if not seqs:
+                continue
+            keys = list(seqs)
+            sub = _Subset(ds, de.g, opts, np.array(keys, dtype=float), [seqs[k] for k in keys])
+            self._cluster_sets(sub)
+            subsets.append(sub)
+            self.stats["count_vectors"] += len(keys)
         return subsets
 
     def _cluster_sets(self, sub: _Subset) -> None:
@@ -188,7 +187,7 @@ class _Search:
         if any(inst.transfer_cost(d, c) > 0 for d in sub.datasets for c in inst.cluster_ids):
             if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
                 raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
-            sets = [s for r in range(1, n_cl + 1) for s in itertools.combinations(range(n_cl), r)]
+            sets = list(nonempty_subsets(range(n_cl)))
         else:
             sets = [tuple(range(n_cl))]
         for s in sets:

@@ -8,7 +8,6 @@ assembles one :class:`~deplbench.results.SolveResult`.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from deplbench.errors import InputError
 from deplbench.instances.evaluate import plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
-from deplbench.instances.semantics import data_effect, within_budget
+from deplbench.instances.semantics import data_effect, nonempty_subsets, within_budget
 from deplbench.params import Param
 from deplbench.results import SolveResult, Status
 
@@ -68,12 +67,7 @@ def dataset_subsets(instance) -> list[tuple[str, ...]]:
     if 2 ** len(ids) - 1 > MAX_SUBSETS:
         raise InputError(f"{len(ids)} datasets give {2 ** len(ids) - 1} selections; the SAA MILPs "
                          f"enumerate at most {MAX_SUBSETS} (10 datasets)")
-    out = []
-    for r in range(1, len(ids) + 1):
-        for sub in itertools.combinations(ids, r):
-            if data_effect(instance, sub).g > 0:
-                out.append(sub)
-    return out
+    return [sub for sub in nonempty_subsets(ids) if data_effect(instance, sub).g > 0]
 
 
 def verify(instance, plan: Plan, sc: Scenarios) -> str:

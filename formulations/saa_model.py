@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from deplbench.errors import InputError
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, allowed_violations
-from deplbench.instances.semantics import Options, data_effect, options, progress
+from deplbench.instances.semantics import Options, data_effect, options, progress_matrix
 
 FORMULATIONS = ("aggregated", "time_indexed")
 INF = np.inf
@@ -111,8 +111,7 @@ def subset_data(instance, datasets, sc: Scenarios) -> SubsetData:
     K = instance.max_epochs
     mids = instance.model_ids
     midx = {m: i for i, m in enumerate(mids)}
-    ks = np.arange(1, K + 1, dtype=float)
-    gain = np.array([de.g * progress(m, ks) for m in instance.models])  # (M, K)
+    gain = progress_matrix(instance, de.g, K)  # (M, K)
     imp = gain[None, :, :] * sc.x
     sw = tuple((midx[s.from_], midx[s.to]) for s in instance.switches)
     forbidden = {a: tuple(b for b in range(len(mids)) if b != a and not instance.allowed(mids[a], mids[b]))

@@ -33,13 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from deplbench.instances.distributions import model_noise, penalty_dist
-from deplbench.instances.semantics import Options, options, progress
+from deplbench.instances.noise_laws import law, legendre_nodes
+from deplbench.instances.semantics import Options, options, progress_matrix
 
-_GH_X, _GH_W = np.polynomial.hermite.hermgauss(80)
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(96)
+_GL_X, _GL_W = legendre_nodes()
 
 
 @dataclass(frozen=True)
@@ -55,45 +54,9 @@ class Surrogate:
 
 
 def noise_log_laplace(noise, s: np.ndarray) -> np.ndarray:
-    """log E exp(-s X) for s >= 0, X the improvement factor of a model's ``noise``."""
+    """log E exp(-s X) for s >= 0, X the improvement factor of a model's ``noise`` (instances.noise_laws)."""
     s = np.asarray(s, dtype=float)
-    mu, var = noise.mean, noise.var or 0.0
-    if noise.family == "constant" or var == 0:
-        return -s * mu
-    if noise.family == "gamma":
-        return -(mu * mu / var) * np.log1p(s * var / mu)
-    if noise.family == "normal":
-        return -s * mu + 0.5 * s * s * var
-    if noise.family == "invgamma":  # E e^{-sX} = 2 (b s)^{a/2} K_a(2 sqrt(b s)) / Gamma(a)
-        a = 2.0 + mu * mu / var
-        b = mu * (a - 1.0)
-        z = 2.0 * np.sqrt(b * np.maximum(s, 1e-300))
-        with np.errstate(divide="ignore", over="ignore"):
-            out = math.log(2.0) + 0.5 * a * np.log(b * np.maximum(s, 1e-300)) + np.log(special.kve(a, z)) - z \
-                - special.gammaln(a)
-        bad = ~np.isfinite(out)
-        if np.any(bad):  # Bessel overflow for tiny arguments: integrate numerically instead
-            out[bad] = _quadrature_log_laplace(model_noise_dist(noise), s[bad])
-        return np.where(s > 0, out, 0.0)
-    if noise.family == "lognormal":
-        sig = math.sqrt(math.log1p(var / (mu * mu)))
-        m = math.log(mu) - sig * sig / 2
-        x = np.exp(m + sig * math.sqrt(2.0) * _GH_X)
-        return special.logsumexp(-np.outer(s, x), b=_GH_W / math.sqrt(math.pi), axis=1).reshape(s.shape)
-    raise ValueError(f"unknown noise family {noise.family!r}")
-
-
-def model_noise_dist(noise):
-    from deplbench.instances.distributions import noise_dist
-
-    return noise_dist(noise.family, noise.mean, noise.var)
-
-
-def _quadrature_log_laplace(dist, s: np.ndarray) -> np.ndarray:
-    """log E exp(-s X) by Gauss-Legendre quadrature in the probability scale."""
-    u = (_GL_X + 1) / 2
-    x = np.maximum(dist.from_uniform(u), 0.0)
-    return special.logsumexp(-np.outer(s, x), b=_GL_W / 2, axis=1)
+    return law(noise.family, noise.var).log_laplace(s, noise.mean, noise.var or 0.0)
 
 
 def penalty_log_mgf(penalty, t: float) -> float:
@@ -110,8 +73,7 @@ def penalty_log_mgf(penalty, t: float) -> float:
 
 def _coefficients(instance, g: float) -> np.ndarray:
     """g a_m(k) for every model (rows) and epoch k = 1..max_epochs (columns)."""
-    k = np.arange(1, instance.max_epochs + 1, dtype=float)
-    return np.array([g * progress(m, k) for m in instance.models])
+    return progress_matrix(instance, g)
 
 
 def _penalties(instance, value) -> np.ndarray:

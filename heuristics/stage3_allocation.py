@@ -17,7 +17,6 @@ every transfer cost is zero) and the cheapest allocation over them is kept.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from deplbench.instances.semantics import Options, options, transfer_cost
+from deplbench.instances.semantics import Options, nonempty_subsets, options, transfer_cost
 
 EXACT_STATES = 20_000  # exact cost-grid DP when the costs sit on a grid this coarse (else the FPTAS)
 
@@ -237,8 +236,7 @@ def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: floa
     n_cl = len(instance.clusters)
     ds = list(datasets)
     charged = any(instance.transfer_cost(d, c.id) > 0 for d in ds for c in instance.clusters)
-    subsets = (itertools.chain.from_iterable(itertools.combinations(range(n_cl), r) for r in range(1, n_cl + 1))
-               if charged else [tuple(range(n_cl))])
+    subsets = nonempty_subsets(range(n_cl)) if charged else [tuple(range(n_cl))]
     best: Allocation | None = None
     for sub in subsets:
         fixed = transfer_cost(instance, ds, [instance.clusters[j].id for j in sub])

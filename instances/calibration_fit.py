@@ -21,8 +21,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-NOISE_FAMILIES = ("invgamma", "gamma", "lognormal")
-_SCIPY = {"invgamma": stats.invgamma, "gamma": stats.gamma, "lognormal": stats.lognorm}
+from deplbench.instances.noise_laws import FITTABLE, NOISE_LAWS
+
+NOISE_FAMILIES = FITTABLE
 DF_BOUNDS = (0.5, 200.0)  # the truncated t's degrees of freedom are kept in this range
 # an inverse gamma's shape is kept >= 2 + 1e-3 (var <= 1000 mean^2): heavy-tailed data
 # would otherwise push it to 2, where the variance MODEL.md needs does not exist
@@ -30,21 +31,13 @@ MIN_LOG_EXCESS = math.log(1e-3)
 
 
 def noise_frozen(family: str, mean: float, var: float):
-    """The scipy law of ``family`` with MODEL.md's mean/variance parameterisation."""
-    if family == "invgamma":
-        a = 2.0 + mean * mean / var
-        return stats.invgamma(a, scale=mean * (a - 1.0))
-    if family == "gamma":
-        return stats.gamma(mean * mean / var, scale=var / mean)
-    if family == "lognormal":
-        s2 = math.log1p(var / (mean * mean))
-        return stats.lognorm(math.sqrt(s2), scale=math.exp(math.log(mean) - s2 / 2))
-    raise ValueError(f"unknown noise family {family!r}")
+    """The scipy law of ``family`` with MODEL.md's mean/variance parameterisation (instances.noise_laws)."""
+    return NOISE_LAWS[family].scipy(mean, var)
 
 
 def _mean_var(family: str, params) -> tuple[float, float]:
     """(mean, var) of a scipy fit with loc 0 (inf when the variance does not exist)."""
-    d = _SCIPY[family](*params[:-2], scale=params[-1])
+    d = NOISE_LAWS[family].scipy_family(*params[:-2], scale=params[-1])
     m, v = d.stats("mv")
     return float(m), float(v)
 
@@ -67,7 +60,7 @@ def fit_noise_ml(x: np.ndarray, family: str) -> tuple[float, float, float]:
         a, b = 2.0 + math.exp(max(res.x[0], MIN_LOG_EXCESS)), math.exp(res.x[1])
         mean, var = b / (a - 1.0), (b / (a - 1.0)) ** 2 / (a - 2.0)
     else:
-        params = _SCIPY[family].fit(x, floc=0)
+        params = NOISE_LAWS[family].scipy_family.fit(x, floc=0)
         mean, var = _mean_var(family, params)
     ll = float(np.sum(noise_frozen(family, mean, var).logpdf(x)))
     return mean, var, ll
@@ -96,7 +89,7 @@ def fit_noise(x: np.ndarray, family: str, n_mc: int = 0, seed: int = 0) -> Noise
     ks_p = float(stats.kstest(x, noise_frozen(family, mean, var).cdf).pvalue)
     boot = None
     if n_mc > 0:
-        res = stats.goodness_of_fit(_SCIPY[family], x, known_params={"loc": 0.0}, statistic="ks",
+        res = stats.goodness_of_fit(NOISE_LAWS[family].scipy_family, x, known_params={"loc": 0.0}, statistic="ks",
                                     n_mc_samples=n_mc, rng=np.random.default_rng(seed))
         boot = float(res.pvalue)
     return NoiseFit(family, len(x), mean, var, ll, ks_p, boot)

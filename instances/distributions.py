@@ -88,7 +88,8 @@ class Dist:
         return np.maximum(cells, 0.0), below, above
 
 
-def _constant(v: float, name: str = "constant") -> Dist:
+def constant_dist(v: float, name: str = "constant") -> Dist:
+    """The law of a constant ``v`` (cdf a step, every quantile ``v``)."""
     f = lambda x: (np.asarray(x) >= v).astype(float)  # noqa: E731
     g = lambda x: (np.asarray(x) < v).astype(float)  # noqa: E731
     c = lambda q: np.full(np.shape(q), v)  # noqa: E731
@@ -97,58 +98,10 @@ def _constant(v: float, name: str = "constant") -> Dist:
 
 @lru_cache(maxsize=256)
 def noise_dist(family: str, mean: float, var: float | None) -> Dist:
-    """The improvement-factor distribution parameterised by mean and variance."""
-    if family == "constant" or not var:
-        return _constant(mean)
-    if family == "invgamma":
-        a = 2.0 + mean * mean / var
-        b = mean * (a - 1.0)
+    """The improvement-factor distribution parameterised by mean and variance (one table: noise_laws)."""
+    from deplbench.instances.noise_laws import law
 
-        def cdf(x):
-            x = np.asarray(x, dtype=float)
-            return np.where(x > 0, special.gammaincc(a, b / np.where(x > 0, x, 1.0)), 0.0)
-
-        def sf(x):
-            x = np.asarray(x, dtype=float)
-            return np.where(x > 0, special.gammainc(a, b / np.where(x > 0, x, 1.0)), 1.0)
-
-        ppf = lambda q: b / special.gammainccinv(a, q)  # noqa: E731
-        isf = lambda q: b / special.gammaincinv(a, q)  # noqa: E731
-        samp = lambda rng, size: b / rng.standard_gamma(a, size)  # noqa: E731
-        return Dist("invgamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp)
-    if family == "gamma":
-        k = mean * mean / var
-        th = var / mean
-        cdf = lambda x: special.gammainc(k, np.maximum(np.asarray(x, float), 0.0) / th)  # noqa: E731
-        sf = lambda x: special.gammaincc(k, np.maximum(np.asarray(x, float), 0.0) / th)  # noqa: E731
-        ppf = lambda q: th * special.gammaincinv(k, q)  # noqa: E731
-        isf = lambda q: th * special.gammainccinv(k, q)  # noqa: E731
-        samp = lambda rng, size: th * rng.standard_gamma(k, size)  # noqa: E731
-        return Dist("gamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp)
-    if family == "lognormal":
-        s = math.sqrt(math.log1p(var / (mean * mean)))
-        mu = math.log(mean) - s * s / 2
-
-        def z(x):
-            x = np.asarray(x, dtype=float)
-            with np.errstate(divide="ignore"):
-                return (np.log(np.maximum(x, 0.0)) - mu) / s
-
-        cdf = lambda x: special.ndtr(z(x))  # noqa: E731
-        sf = lambda x: special.ndtr(-z(x))  # noqa: E731
-        ppf = lambda q: np.exp(mu + s * special.ndtri(q))  # noqa: E731
-        isf = lambda q: np.exp(mu - s * special.ndtri(q))  # noqa: E731
-        samp = lambda rng, size: rng.lognormal(mu, s, size)  # noqa: E731
-        return Dist("lognormal", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, math.exp(mu), sampler=samp)
-    if family == "normal":
-        sd = math.sqrt(var)
-        cdf = lambda x: special.ndtr((np.asarray(x, float) - mean) / sd)  # noqa: E731
-        sf = lambda x: special.ndtr((mean - np.asarray(x, float)) / sd)  # noqa: E731
-        ppf = lambda q: mean + sd * special.ndtri(q)  # noqa: E731
-        isf = lambda q: mean - sd * special.ndtri(q)  # noqa: E731
-        samp = lambda rng, size: rng.normal(mean, sd, size)  # noqa: E731
-        return Dist("normal", cdf, sf, ppf, isf, mean, var, -math.inf, math.inf, mean, sampler=samp)
-    raise ValueError(f"unknown noise family {family!r}")
+    return law(family, var).dist(mean, var or 0.0)
 
 
 def _base(family: str, df: float | None, loc: float, scale: float):
@@ -171,7 +124,7 @@ def penalty_base_mass(p) -> float:
 @lru_cache(maxsize=256)
 def _penalty_dist(family: str, low: float, high: float, df, loc, scale, value) -> Dist:
     if family == "constant" or low == high:
-        return _constant(value if family == "constant" else low, "constant")
+        return constant_dist(value if family == "constant" else low, "constant")
     cdf0, sf0, ppf0 = _base(family, df, loc, scale)
     zl, zh = (low - loc) / scale, (high - loc) / scale
     Fl, Fh = float(cdf0(zl)), float(cdf0(zh))

@@ -6,11 +6,15 @@ that there is one definition of the formulas.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 LEVEL_TOL = 1e-9
 TIME_RTOL = 1e-9
@@ -61,6 +65,17 @@ def progress(model, k: int | np.ndarray):
     pr = model.progress
     return pr.A / np.power(np.asarray(k, dtype=float) + pr.B, pr.p) if isinstance(k, np.ndarray) \
         else pr.A / (k + pr.B) ** pr.p
+
+
+def progress_matrix(instance, g: float, epochs: int | None = None) -> np.ndarray:
+    """g a_m(k) for every model (rows, instance order) and epoch k = 1..epochs (columns; default max_epochs)."""
+    k = np.arange(1, (epochs or instance.max_epochs) + 1, dtype=float)
+    return np.array([g * progress(m, k) for m in instance.models])
+
+
+def nonempty_subsets(items: Sequence[T]) -> Iterator[tuple[T, ...]]:
+    """Every non-empty subset of ``items`` as a tuple in ``items`` order, smallest first."""
+    return itertools.chain.from_iterable(itertools.combinations(items, r) for r in range(1, len(items) + 1))
 
 
 def transfer_cost(instance, datasets: Iterable[str], clusters: Iterable[str]) -> float:
