@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 from deplbench.errors import InputError
-from deplbench.instances.calibration import PARAMS_SCHEMA
+from deplbench.instances.calibration.pipeline import PARAMS_SCHEMA
 from deplbench.instances.evaluate import certify
 from deplbench.instances.io import instance_from_dict, read_json
 from deplbench.instances.paper import LEVELS

@@ -15,19 +15,19 @@ import pytest
 
 from deplbench.cli import main
 from deplbench.errors import InputError
-from deplbench.instances.calibration import (
-    calibrate,
-    extract,
-    fit_progress,
-    read_curves,
-    variance_components,
-)
-from deplbench.instances.calibration_fit import (
+from deplbench.instances.calibration.fit import (
     fit_noise,
     fit_truncated_t,
     noise_frozen,
     penalty_gof,
     truncated_t_sample,
+)
+from deplbench.instances.calibration.pipeline import (
+    calibrate,
+    extract,
+    fit_progress,
+    read_curves,
+    variance_components,
 )
 from deplbench.instances.distributions import noise_dist
 
@@ -252,7 +252,7 @@ def main_generate_without_params():
 
 
 def test_figures(params_file, tmp_path):
-    from deplbench.instances.calibration_plots import make_figures
+    from deplbench.instances.calibration.plots import make_figures
 
     paths = make_figures(params_file, tmp_path / "fig")
     assert len(paths) == 3 and all(p.suffix == ".png" and p.stat().st_size > 5000 for p in paths)

@@ -18,7 +18,7 @@ import sys
 
 from deplbench.errors import InputError
 
-SUBPACKAGES = ("deplbench.instances", "deplbench.formulations", "deplbench.heuristics",
+SUBPACKAGES = ("deplbench.instances", "deplbench.instances.calibration", "deplbench.formulations", "deplbench.heuristics",
                "deplbench.benchmarks")
 
 

@@ -1,7 +1,7 @@
 """CLI: ``deplbench train-curves`` (real loss curves) and ``deplbench calibrate`` (fit them).
 
 ``train-curves --out CURVES.csv`` trains the small digits network of
-:mod:`deplbench.instances.curves` (optional extra ``[calibrate]``);
+:mod:`deplbench.instances.calibration.curves` (optional extra ``[calibrate]``);
 ``calibrate CURVES.csv --out PARAMS.json`` fits the loss model to any curves file
 and prints a Table-I-like summary with naive and bootstrap p-values.
 """
@@ -73,7 +73,7 @@ def summary_table(params: dict) -> str:
 
 
 def cmd_calibrate(args) -> int:
-    from deplbench.instances.calibration import calibrate, read_curves
+    from deplbench.instances.calibration.pipeline import calibrate, read_curves
     from deplbench.instances.io import write_json_atomic
 
     t0 = time.perf_counter()
@@ -88,7 +88,7 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_train_curves(args) -> int:
-    from deplbench.instances.curves import TrainConfig, train_curves
+    from deplbench.instances.calibration.curves import TrainConfig, train_curves
 
     cfg = TrainConfig(epochs=args.epochs, hidden=args.hidden, lr=args.lr, batch=args.batch)
     t0 = time.perf_counter()

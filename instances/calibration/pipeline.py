@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import optimize
 
 from deplbench.errors import InputError
-from deplbench.instances.calibration_fit import (
+from deplbench.instances.calibration.fit import (
     best_family,
     fit_all_families,
     fit_noise,

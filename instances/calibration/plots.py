@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from deplbench.instances.calibration_fit import noise_frozen  # noqa: E402
+from deplbench.instances.calibration.fit import noise_frozen  # noqa: E402
 from deplbench.instances.io import read_json  # noqa: E402
 
 
