@@ -9,11 +9,8 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,35 +19,11 @@ from deplbench.benchmarks.frame import extra
 from deplbench.benchmarks.scaling import CLAIMED_EXPONENT, CORRECTED_EXPONENT
 
 SUBMOD_KEY = "submod_violation"
-#: (module, function(instance) -> violation or None) of the DepL engineer's check, first found is used
-SUBMOD_CHECKS = (("deplbench.heuristics.stage1_datasets", "submodularity_report"),)
 MAX_INSTANCES_PER_FAMILY = 3  # computing the check is costly: a few stored instances per family,
 MAX_DATASETS_CHECKED = 10  # and enumeration grows like 3^n (n = 12 takes ~15 s): the largest up to 10
-
-
-def _violation_value(res: Any) -> float | None:
-    """A number out of whatever the check returns (float, dict or object with a violation field)."""
-    if isinstance(res, (int, float)):
-        return float(res)
-    for key in ("max_violation", "violation", SUBMOD_KEY):
-        v = res.get(key) if isinstance(res, dict) else getattr(res, key, None)
-        if isinstance(v, (int, float)):
-            return float(v)
-    return None
-
-
-def _submod_check() -> tuple[Callable | None, str]:
-    """The DepL engineer's per-instance check, with a note when it is unavailable."""
-    for module, name in SUBMOD_CHECKS:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if found and callable(func := getattr(importlib.import_module(module), name, None)):
-            return func, (f"computed here with `{module}.{name}` on the {MAX_INSTANCES_PER_FAMILY} stored "
-                          f"instances with the most datasets (at most {MAX_DATASETS_CHECKED}) per family; "
-                          "violations are in the units of f = K(D) T(D) (seconds)")
-    return None, "not measured (no run carries `submod_violation` and no check module is installed)"
+SUBMOD_SOURCE = (f"computed here with `deplbench.heuristics.stage1_datasets.submodularity_report` on the "
+                 f"{MAX_INSTANCES_PER_FAMILY} stored instances with the most datasets (at most "
+                 f"{MAX_DATASETS_CHECKED}) per family; violations are in the units of f = K(D) T(D) (seconds)")
 
 
 def submodularity(d: pd.DataFrame, get_instance: Callable) -> tuple[pd.DataFrame, str]:
@@ -67,18 +40,19 @@ def submodularity(d: pd.DataFrame, get_instance: Callable) -> tuple[pd.DataFrame
     source = "measured by the runs (`submod_violation`)"
     families = sorted(d["family"].dropna().astype(str).unique())
     if not vals:
-        check, source = _submod_check()
-        if check is not None:
-            for fam in families:
-                sizes = d[d["family"] == fam].groupby("instance")["n_datasets"].max().fillna(0)
-                stored = np.array([n in get_instance for n in sizes.index], dtype=bool)
-                sizes = sizes[(sizes <= MAX_DATASETS_CHECKED).to_numpy() & stored]
-                for name in sizes.sort_values(ascending=False, kind="stable").index[:MAX_INSTANCES_PER_FAMILY]:
-                    v = _violation_value(check(get_instance(name)))
-                    if v is None:  # fewer than 2 datasets (trivially submodular) or too many to check
-                        n_na[fam] = n_na.get(fam, 0) + 1
-                    else:
-                        vals.setdefault(fam, []).append(v)
+        from deplbench.heuristics.stage1_datasets import submodularity_report as check
+
+        source = SUBMOD_SOURCE
+        for fam in families:
+            sizes = d[d["family"] == fam].groupby("instance")["n_datasets"].max().fillna(0)
+            stored = np.array([n in get_instance for n in sizes.index], dtype=bool)
+            sizes = sizes[(sizes <= MAX_DATASETS_CHECKED).to_numpy() & stored]
+            for name in sizes.sort_values(ascending=False, kind="stable").index[:MAX_INSTANCES_PER_FAMILY]:
+                v = check(get_instance(name))
+                if v is None:  # fewer than 2 datasets (trivially submodular) or too many to check
+                    n_na[fam] = n_na.get(fam, 0) + 1
+                else:
+                    vals.setdefault(fam, []).append(v)
     rows = [{"family": f, "instances_checked": len(vals.get(f, [])),
              "max_violation": max(vals[f]) if f in vals else math.nan,
              "not_applicable": n_na.get(f, 0),

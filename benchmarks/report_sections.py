@@ -136,12 +136,6 @@ def calibration_section(ctx: ReportContext) -> Section | None:
     if not params:
         return None
     sec = Section("Calibration")
-    try:
-        found = importlib.util.find_spec(CALIBRATION_MODULE) is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found:
-        return sec.p(f"{len(params)} calibration file(s) found but `{CALIBRATION_MODULE}` is not installed.")
     mod = importlib.import_module(CALIBRATION_MODULE)
     for p in params:
         target = ctx.fig_dir / f"calibration_{p.stem}"

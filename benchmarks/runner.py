@@ -62,7 +62,7 @@ def prepare_instances(runs: list[RunSpec], store: Store) -> dict[str, tuple[dict
             inst = registry.generate(r.family, r.instance_params, seed=r.instance_seed)
             store.put_instance(inst, r.family, {**r.instance_params, "seed": r.instance_seed})
             out[r.instance_id] = (inst.to_json_dict(), None)
-        except Exception as exc:  # noqa: BLE001 - e.g. a family whose module has not landed yet
+        except Exception as exc:  # noqa: BLE001 - a broken family module or bad parameters: an error row
             out[r.instance_id] = (None, f"instance generation failed: {type(exc).__name__}: {exc}")
     return out
 

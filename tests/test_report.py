@@ -275,8 +275,8 @@ def test_missing_data_and_bad_folder(tmp_path, capsys):
 
 
 def test_submodularity_computed_when_runs_lack_it():
-    stage1 = pytest.importorskip("deplbench.heuristics.stage1_datasets")
     from deplbench.benchmarks.claims import submodularity
+    from deplbench.heuristics import stage1_datasets as stage1
     from deplbench.registry import generate
 
     insts = {f"r{n}": generate("random", {"datasets": str(n)}, seed=n) for n in (3, 4)}

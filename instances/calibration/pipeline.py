@@ -273,47 +273,8 @@ def calibrate(table: pd.DataFrame, *, fit_p: bool = False, n_mc: int = 200, seed
     comps: dict[str, VarianceComponents] = {}
     xs_by_model: dict[str, pd.DataFrame] = {}
     for i, m in enumerate(sorted(set(table["model"]))):
-        sel = (obs.model == m) & ~obs.is_switch
-        if int(sel.sum()) < MIN_FACTORS:
-            raise InputError(f"model '{m}' has {int(sel.sum())} non-switch epochs after the first "
-                             f"of a run (need >= {MIN_FACTORS})", source)
-        k, d, runs = obs.epoch[sel], obs.value[sel], obs.run[sel]
-        A, B, p, rmse = fit_progress(k, d, fit_p)
-        x = d / progress_curve(k, A, B, p)
-        xs_by_model[m] = pd.DataFrame({"run": runs, "epoch": k, "x": x})
-        vc = comps[m] = variance_components(x, runs)
-        pos = x[x > 0]
-        rf = np.array(list(run_factors(obs, m, A, B, p).values()))
-        rf = rf[rf > 0]
-        noise = {}
-        for mode, data in (("per_epoch", pos), ("per_run", rf)):
-            if len(data) < 3:
-                noise[mode] = None
-                continue
-            fits = fit_all_families(data, n_mc, seed + 10 * i + (5 if mode == "per_run" else 0))
-            noise[mode] = {"best": best_family(fits), "fits": {f: v.to_dict() for f, v in fits.items()}}
-        epoch_fits = []
-        fam = noise["per_epoch"]["best"]
-        for kk, grp in xs_by_model[m].groupby("epoch"):
-            xe = grp["x"].to_numpy()
-            xe = xe[xe > 0]
-            if len(xe) >= MIN_EPOCH_FIT:
-                nf = fit_noise(xe, fam, n_mc, seed + 1000 * (i + 1) + int(kk))
-                epoch_fits.append({"epoch": int(kk), "n": nf.n, "family": fam, "mean": _f(nf.mean),
-                                   "var": _f(nf.var), "ks_p": nf.ks_p, "bootstrap_p": nf.bootstrap_p})
-        models[m] = {
-            "progress": {"A": _f(A), "B": _f(B), "p": _f(p), "rmse": _f(rmse)},
-            "density": obs.density.get(m),
-            "n_runs": int(len(set(runs))), "n_factors": int(len(x)),
-            "n_nonpositive": int(np.sum(x <= 0)),
-            "factor_mean": _f(float(np.mean(x))), "factor_var": _f(float(np.var(x, ddof=1))),
-            "variance": {"between": _f(vc.between), "within": _f(vc.within),
-                         "shared_fraction": _f(vc.shared_fraction), "n_runs": vc.n_runs},
-            "noise": noise,
-            "epoch_fits": epoch_fits,
-            "factors": {"epoch": [int(v) for v in k], "x": [_f(v) for v in x]},
-            "run_factors": [_f(v) for v in rf],
-        }
+        models[m], comps[m], xs_by_model[m] = _fit_model(obs, m, i, fit_p=fit_p, n_mc=n_mc, seed=seed,
+                                                         source=source)
     switches = _penalties(obs, models, comps, xs_by_model, n_mc, seed, penalty_bounds, penalty_df,
                           source)
     shared = [models[m]["variance"]["shared_fraction"] for m in models]
@@ -326,6 +287,56 @@ def calibrate(table: pd.DataFrame, *, fit_p: bool = False, n_mc: int = 200, seed
         "recommended_noise_mode": "per_run" if float(np.mean(shared)) >= 0.5 else "per_epoch",
         "models": models, "switches": switches,
     }
+
+
+def _fit_model(obs: Observations, m: str, i: int, *, fit_p: bool, n_mc: int, seed: int,
+               source: str) -> tuple[dict, VarianceComponents, pd.DataFrame]:
+    """Model ``m`` (the ``i``-th): progress curve, factors, variance split, noise fits per mode and epoch."""
+    sel = (obs.model == m) & ~obs.is_switch
+    if int(sel.sum()) < MIN_FACTORS:
+        raise InputError(f"model '{m}' has {int(sel.sum())} non-switch epochs after the first "
+                         f"of a run (need >= {MIN_FACTORS})", source)
+    k, d, runs = obs.epoch[sel], obs.value[sel], obs.run[sel]
+    A, B, p, rmse = fit_progress(k, d, fit_p)
+    x = d / progress_curve(k, A, B, p)
+    xs = pd.DataFrame({"run": runs, "epoch": k, "x": x})
+    vc = variance_components(x, runs)
+    rf = np.array(list(run_factors(obs, m, A, B, p).values()))
+    rf = rf[rf > 0]
+    noise = {}
+    for mode, data in (("per_epoch", x[x > 0]), ("per_run", rf)):
+        if len(data) < 3:
+            noise[mode] = None
+            continue
+        fits = fit_all_families(data, n_mc, seed + 10 * i + (5 if mode == "per_run" else 0))
+        noise[mode] = {"best": best_family(fits), "fits": {f: v.to_dict() for f, v in fits.items()}}
+    model = {
+        "progress": {"A": _f(A), "B": _f(B), "p": _f(p), "rmse": _f(rmse)},
+        "density": obs.density.get(m),
+        "n_runs": int(len(set(runs))), "n_factors": int(len(x)),
+        "n_nonpositive": int(np.sum(x <= 0)),
+        "factor_mean": _f(float(np.mean(x))), "factor_var": _f(float(np.var(x, ddof=1))),
+        "variance": {"between": _f(vc.between), "within": _f(vc.within),
+                     "shared_fraction": _f(vc.shared_fraction), "n_runs": vc.n_runs},
+        "noise": noise,
+        "epoch_fits": _epoch_fits(xs, noise["per_epoch"]["best"], n_mc, seed + 1000 * (i + 1)),
+        "factors": {"epoch": [int(v) for v in k], "x": [_f(v) for v in x]},
+        "run_factors": [_f(v) for v in rf],
+    }
+    return model, vc, xs
+
+
+def _epoch_fits(xs: pd.DataFrame, fam: str, n_mc: int, seed: int) -> list[dict]:
+    """``fam`` fitted to each epoch's positive factors (epochs with at least MIN_EPOCH_FIT runs)."""
+    out = []
+    for kk, grp in xs.groupby("epoch"):
+        xe = grp["x"].to_numpy()
+        xe = xe[xe > 0]
+        if len(xe) >= MIN_EPOCH_FIT:
+            nf = fit_noise(xe, fam, n_mc, seed + int(kk))
+            out.append({"epoch": int(kk), "n": nf.n, "family": fam, "mean": _f(nf.mean),
+                        "var": _f(nf.var), "ks_p": nf.ks_p, "bootstrap_p": nf.bootstrap_p})
+    return out
 
 
 def _penalties(obs, models, comps, xs_by_model, n_mc, seed, bounds, df_fixed, source) -> list[dict]:

@@ -204,16 +204,16 @@ def _importable(module: str) -> bool:
 
 
 def solver_names(kind: str | None = None) -> list[str]:
-    """Names of the methods whose modules are present, optionally of one ``kind``."""
-    names = [n for n, m in SOLVER_MODULES.items() if _importable(m)]
+    """Names of the registered methods, optionally of one ``kind``."""
+    names = list(SOLVER_MODULES)
     if kind is not None:
         names = [n for n in names if get_solver(n).kind == kind]
     return names
 
 
 def family_names() -> list[str]:
-    """Names of the instance families whose modules are present."""
-    return [n for n, m in FAMILY_MODULES.items() if _importable(m)]
+    """Names of the registered instance families."""
+    return list(FAMILY_MODULES)
 
 
 def generate(family: str, params: Mapping[str, Any] | None = None, seed: int = 0):
