@@ -96,10 +96,7 @@ def cmd_families(args) -> int:
     from deplbench.registry import family_names, get_family
 
     for name in family_names():
-        spec = get_family(name)
-        print(f"{name:<16} {spec.description}")
-        for p in spec.params.values():
-            print(f"    {p.describe()}")
+        print("\n".join(get_family(name).listing()))
     return 0
 
 
@@ -117,12 +114,7 @@ def cmd_solvers(args) -> int:
     from deplbench.registry import get_solver, solver_names
 
     for name in solver_names():
-        spec = get_solver(name)
-        print(f"{name:<18} {spec.kind:<9} {spec.description}")
-        for p in spec.params.values():
-            print(f"    {p.describe()}" + ("" if p.variant else "  [not a variant]"))
-        for out, doc in spec.outputs.items():
-            print(f"    output x_{out}: {doc}")
+        print("\n".join(get_solver(name).listing()))
     return 0
 
 

@@ -91,6 +91,11 @@ class _Spec:
         """``name[k=v,...]`` over the variant parameters that differ from their default."""
         return variant_label(self.name, params, self.params)
 
+    def listing(self) -> list[str]:
+        """Lines for ``deplbench solvers`` / ``families``: the entry, then one line per parameter."""
+        return [f"{self.name:<18} {self.description}"] + [
+            f"    {p.describe()}" + ("" if p.variant else "  [not a variant]") for p in self.params.values()]
+
 
 @dataclass(frozen=True)
 class SolverSpec(_Spec):
@@ -98,6 +103,11 @@ class SolverSpec(_Spec):
     #: numeric outputs the method reports in ``extra`` (name -> doc): the store's ``x_<name>`` columns
     outputs: dict[str, str] = field(default_factory=dict)
     what = "solver"
+
+    def listing(self) -> list[str]:
+        head, *rest = super().listing()
+        return [f"{self.name:<18} {self.kind:<9} {self.description}", *rest,
+                *(f"    output x_{k}: {doc}" for k, doc in self.outputs.items())]
 
 
 @dataclass(frozen=True)
