@@ -110,7 +110,7 @@ def ratio_plots(ratios: pd.DataFrame, out_dir: Path, name: str = "ratio") -> Pat
 
 
 @styled
-def scaling_plot(series: list[dict[str, Any]], out_dir: Path) -> Path:
+def scaling_plot(series: list[dict[str, Any]], out_dir: Path, name: str = "scaling") -> Path:
     """Runtime vs each variable, log-log: finished runs, fit with its 95% band, censored timeouts (^)."""
     n = len(series)
     ncols = min(3, n)
@@ -142,7 +142,7 @@ def scaling_plot(series: list[dict[str, Any]], out_dir: Path) -> Path:
         ax.legend(frameon=False, loc="upper left")
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
-    return save(fig, out_dir, "scaling")
+    return save(fig, out_dir, name)
 
 
 def _mean_band(lx: np.ndarray, lt: np.ndarray, fit: dict[str, float], grid: np.ndarray) -> np.ndarray:

@@ -31,8 +31,12 @@ def _factors(d: pd.DataFrame) -> list[str]:
     return [*_FIXED, *params]
 
 
-def scaling_series(d: pd.DataFrame) -> list[dict[str, Any]]:
+def scaling_series(d: pd.DataFrame, time_col: str = "runtime_s",
+                   variables: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """One-factor-at-a-time series: per (solver, variable), the rows where only that variable moves.
+
+    ``time_col`` is the time fitted (the method's runtime, or a per-stage time ``x_t_<stage>_s``);
+    ``variables`` restricts the keys of :data:`SCALING_VARS`.
 
     Rows are grouped by every other factor (solver, parameters, sizes); the group with the most
     distinct values of the variable (at least 3) is kept. Timeouts are censored at their limit,
@@ -41,7 +45,7 @@ def scaling_series(d: pd.DataFrame) -> list[dict[str, Any]]:
     d = d[~(d["harness_status"].isin(["error", "memory"]) | (d["status"] == "error"))]
     out = []
     for var, (col, tf) in SCALING_VARS.items():
-        if col not in d.columns:
+        if col not in d.columns or time_col not in d.columns or (variables and var not in variables):
             continue
         others = [c for c in _factors(d) if c != col]
         x = pd.to_numeric(d[col], errors="coerce")
@@ -58,7 +62,7 @@ def scaling_series(d: pd.DataFrame) -> list[dict[str, Any]]:
             if best is None:
                 continue
             xs = tf(pd.to_numeric(best[col]).to_numpy(float))
-            t = pd.to_numeric(best["runtime_s"], errors="coerce").to_numpy(float)
+            t = pd.to_numeric(best[time_col], errors="coerce").to_numpy(float)
             cens = best["timed_out"].to_numpy(bool)
             limit = pd.to_numeric(best["p_time_limit"], errors="coerce").to_numpy(float)
             cval = np.where(np.isnan(limit), t, limit)
@@ -93,3 +97,29 @@ def scaling_table(series: list[dict[str, Any]]) -> pd.DataFrame:
                      "claimed_P2": CLAIMED_EXPONENT.get(s["var"], "not stated"),
                      "corrected": CORRECTED_EXPONENT.get(s["var"], "not stated")})
     return pd.DataFrame(rows)
+
+
+#: MODEL.md errata 3 and 7: which stage each parameter drives, and the exponent predicted there.
+#: stage 2 (layered DP) is O(|M|^2 K eta^2 |O|); stage 3 (MCKP FPTAS on a cost grid of K/eps cells)
+#: is linear in 1/eps; a stage a parameter does not enter is predicted flat (exponent 0).
+STAGE_PREDICTED = {("stage2", "eta"): "2", ("stage3", "1/eps"): "1"}
+
+
+def stage_columns(d: pd.DataFrame) -> list[str]:
+    """The per-stage time outputs (``x_t_<stage>_s``) present in the runs."""
+    return sorted(c for c in d.columns if c.startswith("x_t_") and c.endswith("_s") and d[c].notna().any())
+
+
+def stage_scaling_table(d: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Exponent of every stage's time against eta and 1/eps, beside the predicted one."""
+    rows, all_series = [], []
+    for col in stage_columns(d):
+        stage = col[len("x_t_"):-len("_s")]
+        series = scaling_series(d, time_col=col, variables=("eta", "1/eps"))
+        for s in series:
+            f = loglog_fit(s["x"], s["t"])
+            rows.append({"solver": s["solver"], "stage": stage, "variable": s["var"], "points": f["n"],
+                         "exponent": f["b"], "ci95_lo": f["ci_lo"], "ci95_hi": f["ci_hi"], "r2": f["r2"],
+                         "predicted": STAGE_PREDICTED.get((stage, s["var"]), "0 (not driven)")})
+            all_series.append({**s, "var": f"{stage} vs {s['var']}"})
+    return pd.DataFrame(rows), all_series

@@ -102,9 +102,11 @@ def store_dir(tmp_path_factory) -> Path:
                 r.put(name, "depl", "heuristic", plan, eta=eta, eps=0.05, runtime_s=0.01 * eta, experiment="ratio")
         rng = np.random.default_rng(1)  # scaling: runtime ~ eta^2 on a synthetic random family
         for eta in ETAS:
+            stages = {"t_stage1_s": 0.01 * math.exp(rng.normal(0, 0.05)),  # per-stage outputs: one flat,
+                      "t_stage2_s": 1e-5 * eta ** 2 * math.exp(rng.normal(0, 0.05))}  # one ~ eta^2
             r.put(None, "depl", "heuristic", None, eta=float(eta), eps=0.05, family="random", instance=f"rnd-{eta}",
                   n_models=4, n_clusters=3, n_datasets=2, max_epochs=20, experiment="scaling-eta",
-                  runtime_s=2e-5 * eta ** 2 * math.exp(rng.normal(0, 0.1)))
+                  runtime_s=2e-5 * eta ** 2 * math.exp(rng.normal(0, 0.1)), extra_json=json.dumps(stages))
         r.put(None, "depl", "heuristic", None, eta=800.0, eps=0.05, family="random", instance="rnd-800",
               n_models=4, n_clusters=3, n_datasets=2, max_epochs=20, experiment="scaling-eta",
               harness_status="timeout", status=None, runtime_s=None, time_limit=5.0)
@@ -327,3 +329,28 @@ def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
     md = (rep.build_report(root).parent / "report.md").read_text()
     assert "## Calibration" in md and "figures/calibration_alexnet/calibration-noise.png" in md
     assert (root / "report" / "figures" / "calibration_alexnet" / "calibration-noise.png").exists()
+
+
+def _md_rows(md: str, after: str) -> list[dict[str, str]]:
+    """Every row of the first table after ``after``, as column -> cell."""
+    lines = md[md.index(after):].splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    head = [c.strip() for c in lines[start].strip().strip("|").split("|")]
+    out = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        out.append(dict(zip(head, [c.strip() for c in line.strip().strip("|").split("|")], strict=True)))
+    return out
+
+
+def test_per_stage_exponents_beside_prediction(report):
+    _, md, runs = report
+    rows = {(r["stage"], r["variable"]): r for r in _md_rows(md, "*Fitted per-stage exponents*")}
+    g = runs[(runs.experiment == "scaling-eta") & runs["x_t_stage2_s"].notna()]
+    for stage, predicted in (("stage2", "2"), ("stage1", "0 (not driven)")):
+        slope = np.polyfit(np.log(g["p_eta"]), np.log(g[f"x_t_{stage}_s"]), 1)[0]
+        row = rows[(stage, "eta")]
+        assert row["predicted"] == predicted and row["exponent"] == fmt(float(slope))
+    assert abs(float(rows[("stage2", "eta")]["exponent"]) - 2) < 0.05 and float(rows[("stage2", "eta")]["r2"]) > 0.99
+    assert abs(float(rows[("stage1", "eta")]["exponent"])) < 0.1
