@@ -9,13 +9,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.frame import extra
+from deplbench.benchmarks.frame import extra, feasible_mask
 from deplbench.benchmarks.scaling import CLAIMED_EXPONENT, CORRECTED_EXPONENT
 
 SUBMOD_KEY = "submod_violation"
@@ -99,3 +101,64 @@ def _is_number(s: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _plan_datasets(raw: Any) -> tuple[str, ...] | None:
+    """The sorted dataset selection of a stored plan (None without one)."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return tuple(sorted(json.loads(raw).get("datasets", ())))
+    except ValueError:
+        return None
+
+
+def savings_claims(d: pd.DataFrame, base: str = "best-exp") -> pd.DataFrame:
+    """Cost saving of each heuristic against the ``base`` baseline, per family and noise mode.
+
+    Over the instances where both have a certified plan: ``1 - cost / cost_base`` (mean, min, max).
+    The paper states that DepL saves cost against best-exp.
+    """
+    feas = d[feasible_mask(d) & (d["solver_kind"] == "heuristic")]
+    rows = []
+    base_cost = feas[feas["solver"] == base].groupby("instance")["cost"].min()
+    for (method, fam, mode), g in feas[feas["solver"] != base].groupby(["method", "family", "noise_mode"]):
+        c = g.groupby("instance")["cost"].min()
+        both = c.index.intersection(base_cost.index)
+        if both.empty:
+            continue
+        s = 1.0 - c[both] / base_cost[both]
+        rows.append({"claim": f"saving vs {base}", "setting": f"{method}, {fam}, {mode} ({len(both)} instances)",
+                     "stated": "DepL cheaper than best-exp",
+                     "measured": f"mean {s.mean():.1%}, min {s.min():.1%}, max {s.max():.1%}",
+                     "verdict": "holds" if s.min() >= -1e-9 and s.max() > 1e-9 else
+                     ("no difference" if s.abs().max() <= 1e-9 else "not always")})
+    return pd.DataFrame(rows)
+
+
+def dataset_claims(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
+    """How often a heuristic's dataset selection differs from the proven optimum's, and what it costs.
+
+    Over instances with more than one dataset and a proven optimum whose plan is stored (an exact
+    method's, status optimal): the mismatch rate and the cost ratio on mismatched instances. The
+    paper states stage 1's selection is optimal.
+    """
+    multi = d[pd.to_numeric(d["n_datasets"], errors="coerce") > 1]
+    ok = multi[feasible_mask(multi)]
+    opt = ok[(ok["solver_kind"] == "exact") & (ok["status"] == "optimal")].sort_values("cost")
+    opt_sets = opt.groupby("instance")["plan_json"].first().map(_plan_datasets).dropna()
+    rows = []
+    for (method, fam), g in ok[ok["solver_kind"] == "heuristic"].groupby(["method", "family"]):
+        g = g[g["instance"].isin(opt_sets.index)].sort_values("cost").groupby("instance").first()
+        if g.empty:
+            continue
+        mine = g["plan_json"].map(_plan_datasets)
+        differs = mine != opt_sets[g.index]
+        ratio = g["cost"] / refs.loc[g.index, "ref_hi"]
+        rows.append({"claim": "stage 1 selects the optimal datasets",
+                     "setting": f"{method}, {fam} ({len(g)} instances)", "stated": "optimal selection",
+                     "measured": (f"differs on {int(differs.sum())}/{len(g)}; cost ratio there mean "
+                                  f"{ratio[differs].mean():.3f}, max {ratio[differs].max():.3f}"
+                                  if differs.any() else f"same selection on {len(g)}/{len(g)}"),
+                     "verdict": "refuted" if (differs & (ratio > 1 + 1e-9)).any() else "holds on these"})
+    return pd.DataFrame(rows)

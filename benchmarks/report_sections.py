@@ -144,6 +144,8 @@ def claims_section(ctx: ReportContext) -> Section:
     ratio_tabs = [ratio_table(g).assign(solver=s) for s, g in ctx.ratios.groupby("solver", sort=True)]
     scal = ctx.scaling[1]
     rows = [claims.ratio_claims(t) for t in ratio_tabs] + ([claims.exponent_claims(scal)] if not scal.empty else [])
+    rows += [claims.savings_claims(ctx.runs), claims.dataset_claims(ctx.runs, ctx.refs)]
+    rows = [r for r in rows if not r.empty]
     if rows:
         return sec.table("Stated vs measured", pd.concat(rows, ignore_index=True))
     return sec.p("Property 2 and 3: not measured (no ratio or scaling data).")

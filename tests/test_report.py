@@ -354,3 +354,18 @@ def test_per_stage_exponents_beside_prediction(report):
         assert row["predicted"] == predicted and row["exponent"] == fmt(float(slope))
     assert abs(float(rows[("stage2", "eta")]["exponent"]) - 2) < 0.05 and float(rows[("stage2", "eta")]["r2"]) > 0.99
     assert abs(float(rows[("stage1", "eta")]["exponent"])) < 0.1
+
+
+def test_dataset_choice_claim_counts_mismatches():
+    from deplbench.benchmarks.claims import dataset_claims
+
+    def row(inst, solver, kind, ds, cost):
+        return {"instance": inst, "solver": solver, "method": solver, "solver_kind": kind, "family": "random",
+                "n_datasets": 2, "feasible": True, "status": "optimal" if kind == "exact" else "feasible",
+                "cost": cost, "plan_json": json.dumps({"datasets": ds, "segments": []})}
+
+    d = pd.DataFrame([row("i1", "exact", "exact", ["a"], 100.0), row("i1", "depl", "heuristic", ["b"], 110.0),
+                      row("i2", "exact", "exact", ["a", "b"], 50.0), row("i2", "depl", "heuristic", ["b", "a"], 50.0)])
+    refs = references(d.assign(known_optimum=np.nan, bound=np.nan))
+    r = dataset_claims(d, refs).iloc[0]
+    assert r["measured"] == "differs on 1/2; cost ratio there mean 1.100, max 1.100" and r["verdict"] == "refuted"
