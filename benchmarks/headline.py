@@ -85,6 +85,8 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
                 flags.append(f"{solver} {s['note']}")
             flags += [f"{solver} at {k}={v:g}" for k, v in moved.items()]
         if ref is not None and not ref["proven"]:
-            flags.append("optimum not proven: best known cost")
+            lo = float(ref["ref_lo"])
+            gap = f", certified gap {(opt - lo) / opt:.1%} to bound {lo:.6g}" if math.isfinite(lo) and opt else ""
+            flags.append(f"optimum not proven: best known cost{gap}")
         rows.append(row | {"flags": "; ".join(flags)})
     return pd.DataFrame(rows)
