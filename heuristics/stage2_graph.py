@@ -1,0 +1,291 @@
+"""DepL stage 2's expanded graph: the layered dynamic program over (model, time bucket, loss bucket).
+
+Vertices are (model, epoch k, time bucket i of T_max/eta, loss bucket j of R/eta); see
+:mod:`deplbench.heuristics.stage2_models` for the surrogates that give the loss
+resource. The DP keeps ``S_k[m, i, j]``, the least cost of a path of k epochs ending on
+model m with rounded time i and rounded gain j (saturating at the top bucket L).
+
+Speed (issue 16, same values bit for bit): every layer is updated only inside the
+bounding box of its finite entries (a min with ``inf`` changes nothing, and the finite
+entries are computed by the very same float32 additions and minima), and the per-layer
+minima that backtracking needs are kept, so a path is found by one search in one layer
+instead of a scan of every layer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from deplbench.instances.semantics import Options, options
+
+if TYPE_CHECKING:
+    from deplbench.heuristics.stage2_models import Surrogate
+
+Box = tuple[int, int, int, int]  # inclusive (i0, i1, j0, j1) of the finite entries
+
+
+def _shift_box(box: Box, d: int, L: int) -> Box | None:
+    """Box of a layer moved up by ``d`` loss buckets (saturating at L, dropping below 0)."""
+    i0, i1, j0, j1 = box
+    if d >= 0:
+        return i0, i1, min(j0 + d, L), min(j1 + d, L)
+    if j1 + d < 0:
+        return None
+    return i0, i1, max(j0 + d, 0), j1 + d
+
+
+def _union(a: Box | None, b: Box | None) -> Box | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
+
+
+def _tight(sub: np.ndarray, i0: int, j0: int) -> Box | None:
+    """Bounding box (absolute indices) of the finite entries of ``sub`` placed at (i0, j0)."""
+    fin = np.isfinite(sub)
+    rows = np.flatnonzero(fin.any(axis=1))
+    if len(rows) == 0:
+        return None
+    cols = np.flatnonzero(fin.any(axis=0))
+    return i0 + int(rows[0]), i0 + int(rows[-1]), j0 + int(cols[0]), j0 + int(cols[-1])
+
+
+class ExpandedGraph:
+    """The layered DP of stage 2 for one dataset choice and one surrogate.
+
+    Parameters
+    ----------
+    instance : Instance
+    datasets : sequence of str
+    surrogate : Surrogate
+    eta : int
+        Buckets per resource: time step ``time_budget / eta``, loss step ``requirement / eta``.
+    cap : float
+        The largest requirement served, as a multiple of ``surrogate.requirement``.
+    """
+
+    def __init__(self, instance, datasets: Sequence[str], surrogate: Surrogate, eta: int, cap: float = 1.0,
+                 opts: Options | None = None, time_rounding: str = "up"):
+        self.instance, self.sur, self.eta = instance, surrogate, int(eta)
+        self.opts = opts if opts is not None else options(instance, datasets)
+        M = len(instance.models)
+        self.step = surrogate.requirement / self.eta
+        self.L = int(math.ceil(cap * self.eta))
+        # the time axis goes past the budget by the largest rounding excess of a path
+        # (< 1 bucket per epoch): bucket <= eta is a conservative (certain) fit, the
+        # rest are relaxed candidates whose true time stage 3 decides
+        self.Tb = self.eta + min(instance.max_epochs, self.eta)
+        dt_unit = instance.time_budget / self.eta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # cumulative rounding: a run of model m over epochs a..b gains
+            # floor(G_m(b)) - floor(G_m(a-1)) buckets (telescoping), which is exact from
+            # epoch 1 and over-states a later run by < 1 bucket: one bucket is added to
+            # every switch, so the rounding stays conservative and loses < 1 bucket per run
+            F = np.floor(np.cumsum(surrogate.gain, axis=1) / self.step)
+            self.gb = np.diff(F, axis=1, prepend=0.0).astype(np.int64)
+            pb = np.ceil(surrogate.penalty / self.step) + (1 - np.eye(M))
+        self.pb = np.where(np.isfinite(pb), pb, -1).astype(np.int64)
+        sg = surrogate.switch_gain
+        self.sb = None if sg is None else np.floor(sg / self.step).astype(np.int64)
+        self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
+        self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
+        self.layers: list[np.ndarray] = []
+        self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
+        self._build()
+
+    def _pareto_edges(self, m: int, dt_unit: float, time_rounding: str) -> list[tuple[int, np.float32, int]]:
+        """(dt, cost, option index) of model ``m``, Pareto in (rounded time, cost), time increasing."""
+        rnd = np.ceil(self.opts.time[m] / dt_unit - 1e-12) if time_rounding == "up" \
+            else np.rint(self.opts.time[m] / dt_unit)
+        dts = rnd.astype(np.int64)
+        best: dict[int, tuple[float, int]] = {}
+        for o, (dt, c) in enumerate(zip(dts, self.opts.cost, strict=True)):
+            if 1 <= dt <= self.Tb and (dt not in best or c < best[dt][0]):
+                best[int(dt)] = (float(c), o)
+            elif dt < 1 and self.Tb >= 1 and (1 not in best or c < best[1][0]):
+                best[1] = (float(c), o)
+        kept, low = [], np.inf
+        for dt in sorted(best):
+            c, o = best[dt]
+            if c < low:
+                kept.append((dt, np.float32(c), o))
+                low = c
+        return kept
+
+    def _delta(self, a: int, m: int, col: int) -> int:
+        """Loss buckets gained by the edge from model ``a`` to epoch ``col + 1`` on model ``m``."""
+        if a == m:
+            return int(self.gb[m, col])
+        extra = 0 if self.sb is None else int(self.sb[a, m, col])
+        return int(self.gb[m, col] - self.pb[a, m] + extra)
+
+    def _shift_into(self, P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int) -> None:
+        """P (the sub-array of box ``pbox``) = min(P, S moved up by d loss buckets) over S's box."""
+        L = self.L
+        i0, i1, j0, j1 = sbox
+        r0, r1 = i0 - pbox[0], i1 - pbox[0] + 1
+        if d >= 0:
+            top = L - d  # source columns >= top saturate at L
+            if j0 < top:
+                hi = min(j1, top - 1)
+                a = j0 + d - pbox[2]
+                np.minimum(P[r0:r1, a:a + hi - j0 + 1], S[i0:i1 + 1, j0:hi + 1], out=P[r0:r1, a:a + hi - j0 + 1])
+            if j1 >= top:
+                col = L - pbox[2]
+                np.minimum(P[r0:r1, col], S[i0:i1 + 1, max(top, j0):j1 + 1].min(axis=1), out=P[r0:r1, col])
+        else:
+            lo = max(j0, -d)  # source columns below -d drop out
+            a = lo + d - pbox[2]
+            np.minimum(P[r0:r1, a:a + j1 - lo + 1], S[i0:i1 + 1, lo:j1 + 1], out=P[r0:r1, a:a + j1 - lo + 1])
+
+    def _layer(self, k: int, prev: np.ndarray | None, boxes: list) -> tuple[np.ndarray, list]:
+        """Layer k (1-based) from layer k - 1 and its boxes; returns the layer and its boxes."""
+        M, L, Tb = len(self.instance.models), self.L, self.Tb
+        cur = np.full((M, Tb + 1, L + 1), np.inf, dtype=np.float32)
+        out_boxes: list[Box | None] = []
+        for m in range(M):
+            if k == 1:
+                d = int(self.gb[m, 0])
+                pbox = (0, 0, min(d, L), min(d, L)) if d >= 0 else None
+                P = np.zeros((1, 1), dtype=np.float32) if pbox else None
+            else:
+                moved = [(a, _shift_box(boxes[a], self._delta(a, m, k - 1), L))
+                         for a in self.preds[m] if boxes[a] is not None]
+                pbox = None
+                for _, b in moved:
+                    pbox = _union(pbox, b)
+                P = None
+                if pbox is not None:
+                    P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
+                    for a, b in moved:
+                        if b is not None:
+                            self._shift_into(P, pbox, prev[a], boxes[a], self._delta(a, m, k - 1))
+            box = None
+            if pbox is not None:
+                i0, i1, j0, j1 = pbox
+                for dt, c, _ in self.edges[m]:
+                    if i0 + dt > Tb:
+                        continue
+                    n = min(i1, Tb - dt) - i0 + 1
+                    dst = cur[m, i0 + dt:i0 + dt + n, j0:j1 + 1]
+                    np.minimum(dst, P[:n] + c, out=dst)
+                if self.edges[m]:
+                    lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
+                    if lo_i <= hi_i:
+                        box = _tight(cur[m, lo_i:hi_i + 1, j0:j1 + 1], lo_i, j0)
+            out_boxes.append(box)
+        return cur, out_boxes
+
+    def _build(self) -> None:
+        inst = self.instance
+        cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
+        best_top = np.inf
+        prev, boxes = None, []
+        for k in range(1, inst.max_epochs + 1):
+            cur, boxes = self._layer(k, prev, boxes)
+            self.layers.append(cur)
+            prev = cur
+            tops = [float(cur[m, :, self.L].min()) for m, b in enumerate(boxes) if b is not None and b[3] == self.L]
+            best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
+            lows = [float(cur[m, b[0]:b[1] + 1, b[2]:b[3] + 1].min()) for m, b in enumerate(boxes) if b is not None]
+            low = min(lows, default=np.inf)
+            if not np.isfinite(low) or low + cmin >= best_top:
+                break  # no continuation can be cheaper for any requirement up to the cap
+        self.within(self.eta)
+
+    def within(self, i_max: int) -> None:
+        """Serve paths of rounded time <= ``i_max`` (``eta``: conservative; more: relaxed, for stage 3 to re-time).
+
+        Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
+        """
+        self.i_max = min(int(i_max), self.Tb)
+        col = np.array([lay[:, : self.i_max + 1].min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
+        self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
+        self.best = self._sfx.min(axis=0)
+
+    def bucket(self, scale: float) -> int:
+        """Loss bucket of the requirement ``scale * surrogate.requirement``."""
+        return min(max(int(math.ceil(scale * self.eta - 1e-9)), 0), self.L)
+
+    def candidates(self, j_lo: int = 0) -> list[int]:
+        """One requirement bucket >= j_lo per distinct cheapest cost (cost increasing): the *highest*
+        bucket of each cost plateau.
+
+        ``best`` is non-decreasing in j and can stay flat over many buckets (integer costs, e.g.
+        the knapsack reduction). Every bucket of a plateau has the same least cost, but the
+        path backtracked at its lowest bucket may reach only that bucket, while the one at its
+        highest bucket reaches all of them at no extra cost: it is the candidate that is most
+        likely to be certified. (Taking the lowest bucket made a 4-epoch plan that meets the
+        requirement invisible behind a 4-epoch path that does not.)
+        """
+        out = []
+        for j in range(j_lo, self.L + 1):
+            v = float(self.best[j])
+            if np.isfinite(v) and (j == self.L or float(self.best[j + 1]) != v):
+                out.append(j)
+        return out
+
+    def cost(self, j: int) -> float:
+        return float(self.best[j])
+
+    def _relaxed_table(self, j: int) -> np.ndarray:
+        """(layers, Tb+1): per layer, least cost reaching bucket >= j with rounded time <= i."""
+        if j not in self._relaxed:
+            per = np.array([lay[:, :, j:].min(axis=(0, 2)) for lay in self.layers])
+            self._relaxed[j] = np.minimum.accumulate(per, axis=1)
+        return self._relaxed[j]
+
+    def relaxed_costs(self, j: int) -> np.ndarray:
+        """Least cost reaching bucket >= j with rounded time <= i, for every time bucket i."""
+        return self._relaxed_table(j).min(axis=0)
+
+    def path(self, j: int, i_max: int | None = None, value=None) -> list[tuple[str, int]]:
+        """The cheapest path reaching loss bucket ``j`` within rounded time ``i_max`` (default: ``self.i_max``).
+
+        ``value`` is that path's cost when known (``relaxed_costs(j)[i_max]``).
+        Returns [(model id, option index)] per epoch: the first state (in layer, then C order)
+        of the least cost, so the path is the same as a scan of every layer would give.
+        """
+        i_max = self.i_max if i_max is None else i_max
+        # per-layer least cost over the region; v is the least over all layers, so the first
+        # layer holding an entry equal to v is the first whose region minimum equals v
+        region = self._sfx[:, j] if i_max == self.i_max else self._relaxed_table(j)[:, i_max]
+        v = value if value is not None else region.min()
+        k = int(np.flatnonzero(region == v)[0])
+        hit = np.argwhere(self.layers[k][:, : i_max + 1, j:] == v)[0]
+        m, i, jj = int(hit[0]), int(hit[1]), int(hit[2]) + j
+        out: list[tuple[int, int]] = []
+        for kk in range(k, -1, -1):
+            v = self.layers[kk][m, i, jj]
+            step = self._back(kk, m, i, jj, v)
+            out.append((m, step[0]))
+            m, i, jj = step[1], step[2], step[3]
+        ids = self.instance.model_ids
+        return [(ids[a], o) for a, o in reversed(out)]
+
+    def _back(self, kk: int, m: int, i: int, j: int, v) -> tuple[int, int, int, int]:
+        """(option, previous model, previous time bucket, previous loss bucket) of a stored state."""
+        L = self.L
+        for dt, c, o in self.edges[m]:
+            if dt > i:
+                continue
+            ip = i - dt
+            if kk == 0:
+                d = int(self.gb[m, 0])
+                if ip == 0 and min(d, L) == j and c == v:
+                    return o, m, 0, 0
+                continue
+            S = self.layers[kk - 1]
+            for a in self.preds[m]:
+                d = self._delta(a, m, kk)
+                js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else [j - d]
+                for jp in js:
+                    if 0 <= jp <= L and S[a, ip, jp] + c == v:
+                        return o, a, ip, jp
+        raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
