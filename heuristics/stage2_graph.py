@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,6 +55,36 @@ def _tight(sub: np.ndarray, i0: int, j0: int) -> Box | None:
         return None
     cols = np.flatnonzero(fin.any(axis=0))
     return i0 + int(rows[0]), i0 + int(rows[-1]), j0 + int(cols[0]), j0 + int(cols[-1])
+
+
+@dataclass
+class _Layer:
+    """One epoch of the DP: per model, the box of its finite entries and their least costs (or None)."""
+
+    boxes: list[Box | None]
+    subs: list[np.ndarray | None]
+
+    def live(self):
+        """(box, sub-array) of the models with a finite entry."""
+        return [(b, s) for b, s in zip(self.boxes, self.subs, strict=True) if b is not None]
+
+    def at(self, m: int, i: int, j: int) -> np.float32:
+        """Least cost of state (m, i, j); inf outside the box."""
+        b = self.boxes[m]
+        if b is None or not (b[0] <= i <= b[1] and b[2] <= j <= b[3]):
+            return np.float32(np.inf)
+        return self.subs[m][i - b[0], j - b[2]]
+
+    def first(self, v, i_max: int, j: int) -> tuple[int, int, int]:
+        """First state (C order of (m, i, j')) with i <= i_max, j' >= j and cost v."""
+        for m, b in enumerate(self.boxes):
+            if b is None or b[0] > i_max or b[3] < j:
+                continue
+            c0 = max(j, b[2])
+            hits = np.argwhere(self.subs[m][: i_max - b[0] + 1, c0 - b[2]:] == v)
+            if len(hits):
+                return m, b[0] + int(hits[0][0]), c0 + int(hits[0][1])
+        raise RuntimeError("stage 2 lost the least-cost state")  # a bug, never an input problem
 
 
 class ExpandedGraph:
@@ -95,7 +126,7 @@ class ExpandedGraph:
         self.sb = None if sg is None else np.floor(sg / self.step).astype(np.int64)
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
-        self.layers: list[np.ndarray] = []
+        self.layers: list[_Layer] = []
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
         self._build()
 
@@ -126,75 +157,88 @@ class ExpandedGraph:
         return int(self.gb[m, col] - self.pb[a, m] + extra)
 
     def _shift_into(self, P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int) -> None:
-        """P (the sub-array of box ``pbox``) = min(P, S moved up by d loss buckets) over S's box."""
+        """P (the sub-array of box ``pbox``) = min(P, S (the sub-array of box ``sbox``) moved up by d buckets)."""
         L = self.L
         i0, i1, j0, j1 = sbox
         r0, r1 = i0 - pbox[0], i1 - pbox[0] + 1
         if d >= 0:
             top = L - d  # source columns >= top saturate at L
             if j0 < top:
-                hi = min(j1, top - 1)
+                w = min(j1, top - 1) - j0 + 1
                 a = j0 + d - pbox[2]
-                np.minimum(P[r0:r1, a:a + hi - j0 + 1], S[i0:i1 + 1, j0:hi + 1], out=P[r0:r1, a:a + hi - j0 + 1])
+                np.minimum(P[r0:r1, a:a + w], S[:, :w], out=P[r0:r1, a:a + w])
             if j1 >= top:
                 col = L - pbox[2]
-                np.minimum(P[r0:r1, col], S[i0:i1 + 1, max(top, j0):j1 + 1].min(axis=1), out=P[r0:r1, col])
+                np.minimum(P[r0:r1, col], S[:, max(top, j0) - j0:].min(axis=1), out=P[r0:r1, col])
         else:
             lo = max(j0, -d)  # source columns below -d drop out
             a = lo + d - pbox[2]
-            np.minimum(P[r0:r1, a:a + j1 - lo + 1], S[i0:i1 + 1, lo:j1 + 1], out=P[r0:r1, a:a + j1 - lo + 1])
+            w = j1 - lo + 1
+            np.minimum(P[r0:r1, a:a + w], S[:, lo - j0:], out=P[r0:r1, a:a + w])
 
-    def _layer(self, k: int, prev: np.ndarray | None, boxes: list) -> tuple[np.ndarray, list]:
-        """Layer k (1-based) from layer k - 1 and its boxes; returns the layer and its boxes."""
-        M, L, Tb = len(self.instance.models), self.L, self.Tb
-        cur = np.full((M, Tb + 1, L + 1), np.inf, dtype=np.float32)
-        out_boxes: list[Box | None] = []
-        for m in range(M):
-            if k == 1:
-                d = int(self.gb[m, 0])
-                pbox = (0, 0, min(d, L), min(d, L)) if d >= 0 else None
-                P = np.zeros((1, 1), dtype=np.float32) if pbox else None
-            else:
-                moved = [(a, _shift_box(boxes[a], self._delta(a, m, k - 1), L))
-                         for a in self.preds[m] if boxes[a] is not None]
-                pbox = None
-                for _, b in moved:
-                    pbox = _union(pbox, b)
-                P = None
-                if pbox is not None:
-                    P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
-                    for a, b in moved:
-                        if b is not None:
-                            self._shift_into(P, pbox, prev[a], boxes[a], self._delta(a, m, k - 1))
-            box = None
-            if pbox is not None:
+    def _pred_region(self, k: int, m: int, prev: _Layer | None) -> tuple[Box | None, np.ndarray | None]:
+        """Box and least costs of the states that epoch k on model m starts from (before its option)."""
+        L = self.L
+        if k == 1:
+            d = int(self.gb[m, 0])
+            if d < 0:
+                return None, None
+            return (0, 0, min(d, L), min(d, L)), np.zeros((1, 1), dtype=np.float32)
+        moved = []
+        for a in self.preds[m]:
+            if prev.boxes[a] is not None:
+                d = self._delta(a, m, k - 1)
+                b = _shift_box(prev.boxes[a], d, L)
+                if b is not None:
+                    moved.append((a, d, b))
+        pbox = None
+        for _, _, b in moved:
+            pbox = _union(pbox, b)
+        if pbox is None:
+            return None, None
+        P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
+        for a, d, _ in moved:
+            self._shift_into(P, pbox, prev.subs[a], prev.boxes[a], d)
+        return pbox, P
+
+    def _layer(self, k: int, prev: _Layer | None) -> _Layer:
+        """Layer k (1-based) from layer k - 1."""
+        Tb = self.Tb
+        out = _Layer([], [])
+        for m in range(len(self.instance.models)):
+            pbox, P = self._pred_region(k, m, prev)
+            box, sub = None, None
+            if pbox is not None and self.edges[m]:
                 i0, i1, j0, j1 = pbox
-                for dt, c, _ in self.edges[m]:
-                    if i0 + dt > Tb:
-                        continue
-                    n = min(i1, Tb - dt) - i0 + 1
-                    dst = cur[m, i0 + dt:i0 + dt + n, j0:j1 + 1]
-                    np.minimum(dst, P[:n] + c, out=dst)
-                if self.edges[m]:
-                    lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
-                    if lo_i <= hi_i:
-                        box = _tight(cur[m, lo_i:hi_i + 1, j0:j1 + 1], lo_i, j0)
-            out_boxes.append(box)
-        return cur, out_boxes
+                lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
+                if lo_i <= hi_i:
+                    full = np.full((hi_i - lo_i + 1, j1 - j0 + 1), np.inf, dtype=np.float32)
+                    for dt, c, _ in self.edges[m]:
+                        if i0 + dt > Tb:
+                            continue
+                        n = min(i1, Tb - dt) - i0 + 1
+                        r = i0 + dt - lo_i
+                        np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
+                    box = _tight(full, lo_i, j0)
+                    if box is not None:
+                        sub = full[box[0] - lo_i:box[1] - lo_i + 1, box[2] - j0:box[3] - j0 + 1]
+            out.boxes.append(box)
+            out.subs.append(sub)
+        return out
 
     def _build(self) -> None:
-        inst = self.instance
+        inst, L = self.instance, self.L
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
-        prev, boxes = None, []
+        prev = None
         for k in range(1, inst.max_epochs + 1):
-            cur, boxes = self._layer(k, prev, boxes)
+            cur = self._layer(k, prev)
             self.layers.append(cur)
             prev = cur
-            tops = [float(cur[m, :, self.L].min()) for m, b in enumerate(boxes) if b is not None and b[3] == self.L]
+            live = [(b, s) for b, s in zip(cur.boxes, cur.subs, strict=True) if b is not None]
+            tops = [float(s[:, L - b[2]].min()) for b, s in live if b[3] == L]
             best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
-            lows = [float(cur[m, b[0]:b[1] + 1, b[2]:b[3] + 1].min()) for m, b in enumerate(boxes) if b is not None]
-            low = min(lows, default=np.inf)
+            low = min((float(s.min()) for _, s in live), default=np.inf)
             if not np.isfinite(low) or low + cmin >= best_top:
                 break  # no continuation can be cheaper for any requirement up to the cap
         self.within(self.eta)
@@ -205,7 +249,11 @@ class ExpandedGraph:
         Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
         """
         self.i_max = min(int(i_max), self.Tb)
-        col = np.array([lay[:, : self.i_max + 1].min(axis=(0, 1)) for lay in self.layers])  # (layers, L+1)
+        col = np.full((len(self.layers), self.L + 1), np.inf, dtype=np.float32)  # least cost per (layer, j)
+        for k, lay in enumerate(self.layers):
+            for (i0, _, j0, j1), sub in lay.live():
+                if i0 <= self.i_max:
+                    np.minimum(col[k, j0:j1 + 1], sub[: self.i_max - i0 + 1].min(axis=0), out=col[k, j0:j1 + 1])
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
 
@@ -237,7 +285,11 @@ class ExpandedGraph:
     def _relaxed_table(self, j: int) -> np.ndarray:
         """(layers, Tb+1): per layer, least cost reaching bucket >= j with rounded time <= i."""
         if j not in self._relaxed:
-            per = np.array([lay[:, :, j:].min(axis=(0, 2)) for lay in self.layers])
+            per = np.full((len(self.layers), self.Tb + 1), np.inf, dtype=np.float32)
+            for k, lay in enumerate(self.layers):
+                for (i0, i1, j0, j1), sub in lay.live():
+                    if j1 >= j:
+                        np.minimum(per[k, i0:i1 + 1], sub[:, max(j, j0) - j0:].min(axis=1), out=per[k, i0:i1 + 1])
             self._relaxed[j] = np.minimum.accumulate(per, axis=1)
         return self._relaxed[j]
 
@@ -258,11 +310,10 @@ class ExpandedGraph:
         region = self._sfx[:, j] if i_max == self.i_max else self._relaxed_table(j)[:, i_max]
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
-        hit = np.argwhere(self.layers[k][:, : i_max + 1, j:] == v)[0]
-        m, i, jj = int(hit[0]), int(hit[1]), int(hit[2]) + j
+        m, i, jj = self.layers[k].first(v, i_max, j)
         out: list[tuple[int, int]] = []
         for kk in range(k, -1, -1):
-            v = self.layers[kk][m, i, jj]
+            v = self.layers[kk].at(m, i, jj)
             step = self._back(kk, m, i, jj, v)
             out.append((m, step[0]))
             m, i, jj = step[1], step[2], step[3]
@@ -286,6 +337,6 @@ class ExpandedGraph:
                 d = self._delta(a, m, kk)
                 js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else [j - d]
                 for jp in js:
-                    if 0 <= jp <= L and S[a, ip, jp] + c == v:
+                    if 0 <= jp <= L and S.at(a, ip, jp) + c == v:
                         return o, a, ip, jp
         raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
