@@ -53,18 +53,23 @@ def _lagrangian_bounds(cost, time, budget):
     """Lower bound on the MCKP optimum and the cheapest feasible greedy choice found.
 
     ``cost`` and ``time`` are (items, options) arrays (inf for an unusable option).
+    The scores of every multiplier are computed in one array; the scalar bookkeeping
+    keeps the order of the multipliers (the first cheapest feasible choice wins).
     """
     lams = np.concatenate(([0.0], np.geomspace(1e-4, 1e6, 121) * (cost[np.isfinite(cost)].max() / budget)))
+    with np.errstate(invalid="ignore"):
+        score = cost[None] + lams[:, None, None] * time[None]  # (multipliers, items, options)
+    ch_all = np.argmin(score, axis=2)
+    s_all = np.take_along_axis(score, ch_all[:, :, None], axis=2)[:, :, 0]
+    t_all = np.take_along_axis(np.broadcast_to(time, score.shape), ch_all[:, :, None], axis=2)[:, :, 0]
+    c_all = np.take_along_axis(np.broadcast_to(cost, score.shape), ch_all[:, :, None], axis=2)[:, :, 0]
     lb, ub, ub_choice = -np.inf, np.inf, None
-    for lam in lams:
-        score = cost + lam * time
-        ch = np.argmin(score, axis=1)
-        rows = np.arange(len(ch))
-        lb = max(lb, float(score[rows, ch].sum() - lam * budget))
-        t = float(time[rows, ch].sum())
-        c = float(cost[rows, ch].sum())
+    for li, lam in enumerate(lams):
+        lb = max(lb, float(s_all[li].sum() - lam * budget))
+        t = float(t_all[li].sum())
+        c = float(c_all[li].sum())
         if t <= budget and c < ub:
-            ub, ub_choice = c, ch
+            ub, ub_choice = c, ch_all[li]
     return lb, ub, ub_choice
 
 
@@ -121,19 +126,18 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
     dp = np.full(C + 1, np.inf)
     dp[0] = 0.0
     arg = np.zeros((n, C + 1), dtype=np.int16)
+    cols = np.arange(C + 1)
     for i in range(n):
-        new = np.full(C + 1, np.inf)
-        for o in range(cost.shape[1]):
-            if not np.isfinite(cost[i, o]):
-                continue
-            u = units[i, o]
-            if u > C:
-                continue
-            cand = dp[: C + 1 - u] + time[i, o]
-            better = cand < new[u:]
-            new[u:][better] = cand[better]
-            arg[i, u:][better] = o
-        dp = new
+        # every option's candidate row at once; the first option reaching the least time wins
+        # (as a scan of the options with a strict improvement would choose)
+        usable = np.isfinite(cost[i]) & (units[i] <= C)
+        u = np.where(usable, units[i], 0)
+        idx = cols[None, :] - u[:, None]
+        cand = np.where(idx >= 0, dp[np.maximum(idx, 0)], np.inf) + time[i][:, None]
+        cand[~usable] = np.inf
+        best_o = np.argmin(cand, axis=0)
+        dp = cand[best_o, cols]
+        arg[i] = np.where(np.isfinite(dp), best_o, 0)
     feasible = np.nonzero(dp <= budget)[0]
     if len(feasible) == 0:  # cannot happen (the incumbent is representable), kept for safety
         return ub_choice, ub

@@ -23,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import signal
@@ -52,8 +53,13 @@ class Bracket:
         return self.hi - self.lo
 
 
+@lru_cache(maxsize=4096)
 def _term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float]:
-    """Lattice pmf of coef * Z rounded up to multiples of h: (start index, masses, dropped mass)."""
+    """Lattice pmf of coef * Z rounded up to multiples of h: (start index, masses, dropped mass).
+
+    Memoised (a pure function of its arguments; heuristics certify many plans that share
+    terms), so the returned masses are read-only.
+    """
     zhi = min(dist.upper, float(dist.isf(TAIL)))
     zlo = max(dist.lower, float(dist.ppf(TAIL)))
     tlo, thi = sorted((coef * zlo, coef * zhi))
@@ -66,6 +72,7 @@ def _term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float]:
         cells, above, below = dist.cell_masses(x[::-1] / coef)
         cells = cells[::-1]
     pmf = np.concatenate(([0.0], cells))
+    pmf.setflags(write=False)
     return j0, pmf, below + above
 
 
@@ -95,6 +102,9 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
 def quantile_bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     """Certified bracket of the omega-quantile of ``terms`` aiming at ``width``.
 
+    Memoised: a pure function of its arguments, so a plan certified twice (by a heuristic,
+    then by the registry's re-check) is computed once.
+
     Parameters
     ----------
     terms : LossTerms
@@ -103,6 +113,19 @@ def quantile_bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     width : float
         Requested width hi - lo (achieved up to the tail and round-off budget).
     """
+    try:
+        return _cached_bracket(terms, float(omega), float(width))
+    except TypeError:  # unhashable terms (arrays inside): compute without the cache
+        return _bracket(terms, float(omega), float(width))
+
+
+@lru_cache(maxsize=1024)
+def _cached_bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
+    return _bracket(terms, omega, width)
+
+
+def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
+    """The computation behind :func:`quantile_bracket`."""
     n = len(terms.dists)
     if n == 0:
         return Bracket(terms.offset, terms.offset, 0.0, 0, 1, 0.0, 0.0)
