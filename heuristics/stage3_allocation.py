@@ -145,16 +145,17 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
     # backtrack each and keep the truly cheapest; the (1 + eps) bound of c_min still holds
     best_choice, best = ub_choice, ub
     rows = np.arange(n)
-    for c0 in feasible[feasible <= feasible[0] + n]:
-        c = int(c0)
-        choice = np.empty(n, dtype=int)
-        for i in range(n - 1, -1, -1):
-            o = int(arg[i, c])
-            choice[i] = o
-            c -= int(units[i, o])
-        total = float(cost[rows, choice].sum())
+    c = feasible[feasible <= feasible[0] + n].astype(np.int64)  # backtracked together, one row each
+    choices = np.empty((len(c), n), dtype=int)
+    for i in range(n - 1, -1, -1):
+        o = arg[i, c].astype(int)
+        choices[:, i] = o
+        c = c - units[i, o]
+    totals = cost[rows[None, :], choices]
+    for r in range(len(choices)):  # in cost order: the first truly cheapest wins
+        total = float(totals[r].sum())
         if total < best:
-            best_choice, best = choice, total
+            best_choice, best = choices[r], total
     best_choice = polish(cost, time, budget, best_choice)
     return best_choice, float(cost[rows, best_choice].sum())
 
