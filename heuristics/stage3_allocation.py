@@ -127,14 +127,18 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
     dp[0] = 0.0
     arg = np.zeros((n, C + 1), dtype=np.int16)
     cols = np.arange(C + 1)
+    gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
     for i in range(n):
         # every option's candidate row at once; the first option reaching the least time wins
         # (as a scan of the options with a strict improvement would choose)
         usable = np.isfinite(cost[i]) & (units[i] <= C)
-        u = np.where(usable, units[i], 0)
-        idx = cols[None, :] - u[:, None]
-        cand = np.where(idx >= 0, dp[np.maximum(idx, 0)], np.inf) + time[i][:, None]
-        cand[~usable] = np.inf
+        key = usable.tobytes() + units[i].tobytes()
+        if key not in gather:
+            idx = cols[None, :] - np.where(usable, units[i], 0)[:, None]
+            gather[key] = (np.maximum(idx, 0), (idx < 0) | ~usable[:, None])
+        idx, blocked = gather[key]
+        cand = dp[idx] + time[i][:, None]
+        cand[blocked] = np.inf
         best_o = np.argmin(cand, axis=0)
         dp = cand[best_o, cols]
         arg[i] = np.where(np.isfinite(dp), best_o, 0)
