@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from deplbench.errors import InputError
 from deplbench.heuristics.stage1_datasets import ranked_datasets
 from deplbench.heuristics.stage2_models import (
     ExpandedGraph,
@@ -44,6 +46,8 @@ from deplbench.results import SolveResult, Status
 CERTIFY_RTOL = 2e-3  # coarse bracket first; certify() refines it while it straddles the target
 MAX_RELAXED = 8  # relaxed-time variants tried at the bisection threshold
 MAX_CAP = 4.0  # largest surrogate target tightening tried, as a multiple of the requirement
+STAGE_TIMERS = ("stage1", "stage2", "stage3", "certify")  # -> extra t_<name>_s
+DATASET_MODES = ("stage1", "search")
 RELAX_STEPS = (0.25, 0.5, 1.0)  # time allowances past the budget (fractions of the relaxed axis) tried
 
 
@@ -66,7 +70,27 @@ class _Search:
     cert: dict = field(default_factory=dict)
     done: dict = field(default_factory=dict)  # (datasets, sequence) -> _Found or None
     stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
-                                                 "sequences_blacklisted": 0, "datasets_tried": 0})
+                                                 "sequences_blacklisted": 0, "datasets_tried": 0,
+                                                 "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
+                                                 "graph_edges": 0})
+    times: dict = field(default_factory=lambda: dict.fromkeys(STAGE_TIMERS, 0.0))
+
+    @contextmanager
+    def timed(self, key: str):
+        """Add the wall time of the block to ``times[key]``."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.times[key] += time.perf_counter() - t0
+
+    def count_graph(self, graph: ExpandedGraph) -> None:
+        """Graph size (MODEL.md erratum 3): |M| K (Tb+1)(L+1) vertices, an edge per (state, successor, option)."""
+        n = len(graph.layers) * (graph.Tb + 1) * (graph.L + 1)
+        self.stats["graphs_built"] += 1
+        self.stats["dp_layers"] += len(graph.layers)
+        self.stats["graph_vertices"] += len(graph.edges) * n
+        self.stats["graph_edges"] += n * sum(len(p) * len(e) for p, e in zip(graph.preds, graph.edges, strict=True))
 
     @property
     def out_of_time(self) -> bool:
@@ -76,16 +100,19 @@ class _Search:
         """Whether the certified quantile of the sequence meets the target (memoised)."""
         key = (tuple(datasets), models)
         if key not in self.cert:
+            self.times["certify"] -= time.perf_counter()  # timed inline (hot path)
             inst = self.instance
             self.stats["certifications"] += 1
             plan = Plan.from_epochs(datasets, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1]) for m in models])
             self.cert[key] = certify(inst, plan, CERTIFY_RTOL, decide=inst.loss.target).hi <= inst.loss.target
+            self.times["certify"] += time.perf_counter()
         return self.cert[key]
 
     def check(self, datasets, graph: ExpandedGraph, j: int, opts, i_max: int | None = None,
               value=None) -> _Found | None:
         """Stage 3 and certification of the cheapest stage-2 path for requirement bucket ``j``."""
         inst = self.instance
+        self.stats["loop_iterations"] += 1
         models = tuple(m for m, _ in graph.path(j, i_max, value))
         key = (tuple(datasets), models)
         if key in self.done:
@@ -93,13 +120,15 @@ class _Search:
         self.done[key] = None
         if not self.certified(datasets, models):
             return None
-        alloc = allocate(inst, datasets, models, self.eps, opts)
+        with self.timed("stage3"):
+            alloc = allocate(inst, datasets, models, self.eps, opts)
         if alloc is None:  # stage 3 cannot meet the time budget: blacklist the sequence
             self.stats["sequences_blacklisted"] += 1
             return None
         plan = Plan.from_epochs(datasets, [(m, opts.clusters[o], opts.levels[o])
                                            for m, o in zip(models, alloc.choice, strict=True)])
-        ev = evaluate(inst, plan, samples=0)  # the registry's own check, so a claim is never untrue
+        with self.timed("certify"):
+            ev = evaluate(inst, plan, samples=0)  # the registry's own check, so a claim is never untrue
         if ev.feasible:
             self.done[key] = _Found(plan, ev.cost, graph.sur.name, j / graph.eta)
         return self.done[key]
@@ -110,7 +139,7 @@ def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | No
     cap = 1.0 if sur.valid else 1.25
     while True:
         graph = ExpandedGraph(s.instance, datasets, sur, s.eta, cap, opts)
-        s.stats["dp_layers"] += len(graph.layers)
+        s.count_graph(graph)
         cands = graph.candidates()
         if not cands:
             return None
@@ -181,29 +210,64 @@ def infeasibility_proof(instance) -> str | None:
     return None
 
 
-def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: float) -> SolveResult:
-    """The Fig. 3 loop shared by ``depl``, ``depl-plus`` and ``best-exp`` (they differ in the loss surrogate)."""
+def solve_datasets(s: _Search, datasets: tuple[str, ...], method: str) -> _Found | None:
+    """Stages 2 and 3 (every surrogate of ``method``) for one dataset choice; the cheapest certified plan."""
+    t0 = time.perf_counter()
+    others0 = s.times["stage1"] + s.times["stage3"] + s.times["certify"]
+    with s.timed("stage1"):  # the data effect and the option table of the choice
+        g = data_effect(s.instance, datasets).g
+        opts = options(s.instance, datasets)
+    found = None
+    for sur in (surrogates_for(s.instance, g, method) if g > 0 else []):
+        cand = _search_surrogate(s, datasets, sur, opts)
+        if cand is not None and (found is None or cand.cost < found.cost):
+            found = cand
+    # stage 2 is the rest: surrogates, graphs, paths and the bisection that drives them
+    others = s.times["stage1"] + s.times["stage3"] + s.times["certify"] - others0
+    s.times["stage2"] += time.perf_counter() - t0 - others
+    return found
+
+
+def _stage1_loop(s: _Search, method: str) -> _Found | None:
+    """The paper's loop: stage 1's ranking, the first dataset choice with a certified plan wins."""
+    ranking = ranked_datasets(s.instance)
+    while not s.out_of_time:
+        with s.timed("stage1"):
+            nxt = next(ranking, None)
+        if nxt is None:
+            return None
+        s.stats["datasets_tried"] += 1
+        found = solve_datasets(s, nxt[0], method)
+        if found is not None:
+            return found
+        s.stats["datasets_blacklisted"] += 1  # stage 2 found no certified path: back to stage 1
+    return None
+
+
+def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: float,
+                 datasets: str = "stage1") -> SolveResult:
+    """The Fig. 3 loop shared by ``depl``, ``depl-plus`` and ``best-exp`` (they differ in the loss surrogate).
+
+    ``datasets``: ``stage1`` (the paper: stage 1's ranking, first certified choice) or
+    ``search`` (:mod:`deplbench.heuristics.dataset_search`: choices judged by the cost of the
+    plan stages 2 and 3 find for them).
+    """
     if eta < 1 or not eps > 0:
         raise ValueError("need eta >= 1 and eps > 0")
+    if datasets not in DATASET_MODES:
+        raise InputError(f"datasets must be one of {', '.join(DATASET_MODES)}, not {datasets!r}", "--set", "datasets")
     proof = infeasibility_proof(instance)
     if proof is not None:
         return SolveResult(Status.INFEASIBLE, message=proof)
     s = _Search(instance, int(eta), float(eps), time.perf_counter() + time_limit)
-    found = None
-    for datasets, _ in ranked_datasets(instance):
-        if s.out_of_time:
-            break
-        s.stats["datasets_tried"] += 1
-        g = data_effect(instance, datasets).g
-        opts = options(instance, datasets)
-        for sur in (surrogates_for(instance, g, method) if g > 0 else []):
-            cand = _search_surrogate(s, datasets, sur, opts)
-            if cand is not None and (found is None or cand.cost < found.cost):
-                found = cand
-        if found is not None:
-            break
-        s.stats["datasets_blacklisted"] += 1  # stage 2 found no certified path: back to stage 1
+    if datasets == "search":
+        from deplbench.heuristics.dataset_search import search_datasets
+
+        found = search_datasets(s, method, solve_datasets)
+    else:
+        found = _stage1_loop(s, method)
     extra = dict(s.stats)
+    extra.update({f"t_{k}_s": v for k, v in s.times.items()})
     if found is None:
         if s.out_of_time:
             return SolveResult(Status.TIMEOUT, message=f"time limit {time_limit:g} s reached", extra=extra)

@@ -10,14 +10,24 @@ beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's met
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS, run_pipeline
+from deplbench.heuristics.depl import DATASET_MODES, DEPL_PARAMS, DEPL_TEST_PARAMS, run_pipeline
+from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
 
+DEPL_PLUS_PARAMS = (*DEPL_PARAMS, Param(
+    "datasets", str, "stage1", "dataset choice: stage 1's ranking (the paper) or a search judged by the plans found",
+    choices=DATASET_MODES))
 
-@register_solver("depl-plus", kind="heuristic", params=DEPL_PARAMS, test_params=DEPL_TEST_PARAMS,
+
+@register_solver("depl-plus", kind="heuristic", params=DEPL_PLUS_PARAMS, test_params=DEPL_TEST_PARAMS,
                  description="DepL with a quantile-frontier surrogate for per_run noise (beyond the paper)")
-def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
-                    threads: int = 1) -> SolveResult:
-    """``depl`` with the frontier surrogate in ``per_run`` mode; deterministic."""
-    return run_pipeline(instance, method="depl-plus", eta=eta, eps=eps, time_limit=time_limit)
+def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, datasets: str = "stage1",
+                    time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:
+    """``depl`` with the frontier surrogate in ``per_run`` mode; deterministic.
+
+    ``datasets``: ``stage1`` (the paper's dataset choice) or ``search`` (choices judged by the
+    cost of the plan stages 2 and 3 find, :mod:`deplbench.heuristics.dataset_search`).
+    """
+    return run_pipeline(instance, method="depl-plus", eta=eta, eps=eps, time_limit=time_limit,
+                        datasets=datasets)
