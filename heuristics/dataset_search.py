@@ -7,7 +7,8 @@ a choice D by the cost of the certified plan that stages 2 and 3 actually find f
 (``inf`` when they find none) and keeps the cheapest plan seen:
 
 * at most ``EXHAUSTIVE_MAX`` datasets: every non-empty subset is evaluated (2^n - 1 sets);
-* more: a best-improvement local search started at stage 1's best choice. The
+* more: a best-improvement local search started at the choice the paper's loop ends at
+  (the first of stage 1's ranking with a certified plan). The
   neighbourhood of D is every set obtained by adding one dataset, dropping one (keeping
   at least one) or swapping one in for one out; the search moves to the cheapest
   neighbour while it is strictly cheaper than D and stops otherwise (a local optimum for
@@ -57,10 +58,16 @@ def search_datasets(s, method: str, solve_one: Callable):
                     break
                 value(frozenset(D))
     else:
-        with s.timed("stage1"):
-            start = frozenset(next(ranked_datasets(s.instance))[0])
-        current = start
-        while not s.out_of_time:
+        ranking = ranked_datasets(s.instance)
+        current = None
+        while current is None and not s.out_of_time:  # the paper's loop gives the start
+            with s.timed("stage1"):
+                nxt = next(ranking, None)
+            if nxt is None:
+                break
+            if math.isfinite(value(frozenset(nxt[0]))):
+                current = frozenset(nxt[0])
+        while current is not None and not s.out_of_time:
             here = value(current)
             nbrs = [(value(D), i, D) for i, D in enumerate(_neighbours(current, ids)) if not s.out_of_time]
             best = min(nbrs, default=(math.inf, 0, current))
