@@ -110,8 +110,17 @@ def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: i
         "clusters": cls, "datasets": dss, "transfer_costs": tcs, "models": mods, "switches": sws,
         "metadata": {"family": "random", "seed": seed, "params": params},
     }
+    return finish(data)
+
+
+def finish(data: dict, source: str = "random") -> Instance:
+    """Scale progress, then set the time budget and the loss target from the reference plan.
+
+    Shared by the families built on this one (:mod:`deplbench.instances.study_families`),
+    which change a drafted ``data`` before finishing it.
+    """
     _scale_progress(data)
-    draft = instance_from_dict(data, "random")
+    draft = instance_from_dict(data, source)
     ref = _reference_plan(draft)
     compute, transfer_c, ref_time = plan_costs(draft, ref)  # neither depends on budget or target
     br = certify(draft, ref)
@@ -119,7 +128,7 @@ def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: i
     data["loss"]["target"] = round(br.hi + TARGET_MARGIN * (INITIAL_LOSS - br.hi), 6)
     data["metadata"].update(reference_cost=compute + transfer_c, reference_datasets=list(ref.datasets),
                             reference_plan=[s.to_dict() for s in ref.segments])
-    return instance_from_dict(data, "random")
+    return instance_from_dict(data, source)
 
 
 def _scale_progress(data: dict) -> None:

@@ -48,6 +48,10 @@ FAMILY_MODULES: dict[str, str] = {
     "random": "deplbench.instances.random_family",
     "knapsack": "deplbench.formulations.knapsack",
     "calibrated": "deplbench.instances.calibrated",
+    "rounding": "deplbench.instances.study_families",
+    "horizon": "deplbench.instances.study_families",
+    "datasets": "deplbench.instances.study_families",
+    "noisy-epoch": "deplbench.instances.study_families",
 }
 
 #: Parameters every method accepts (a method may ignore one it has no use for); none names a variant.

@@ -1,0 +1,123 @@
+"""Instance families in which DepL's parameters and stages matter (issue 16); see ``docs/families.md``.
+
+Each is a ``random`` instance (:mod:`deplbench.instances.random_family`) changed where
+the study needs it, then finished like ``random`` (budget 1.2 x the reference plan's
+time, target just above its certified quantile), so every instance is feasible by
+construction and its reference cost bounds the optimum.
+
+* ``rounding`` (stage 3, eps): real-valued unit costs and capacities, irregular levels,
+  clusters of different node counts and bandwidths and models of very different sizes,
+  so epoch costs sit on no grid (stage 3 runs its FPTAS, not the exact grid DP) and the
+  options of a cluster are not one convex trade-off.
+* ``horizon`` (stage 2, eta): long horizons, several models and dense switches, so the
+  rounding of time and loss into eta buckets per resource changes the paths found.
+* ``datasets`` (stage 1): several datasets of very different size and quality with
+  transfer costs, so the choice of datasets changes the plan and its cost.
+* ``noisy-epoch`` (``per_epoch``): a fast learner with a heavy-tailed, very variable
+  factor beside steadier ones and few epochs, so the expected-loss plan (best-exp) is
+  not the quantile optimum.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from deplbench.errors import InputError
+from deplbench.instances.random_family import finish, random_instance
+from deplbench.instances.schema import Instance
+from deplbench.registry import register_family
+
+
+def _draft(family: str, seed: int, params: dict, **random_params) -> tuple[dict, np.random.Generator]:
+    """A finished ``random`` instance as a dict renamed to ``family``, and this family's generator."""
+    data = json.loads(json.dumps(random_instance(seed=seed, **random_params).to_json_dict()))  # plain lists
+    for key in ("reference_cost", "reference_datasets", "reference_plan"):
+        data["metadata"].pop(key, None)
+    data["metadata"].update(family=family, params=params, base=random_params)
+    tail = "-".join(f"{k}{v:g}" if isinstance(v, float) else f"{k}{v}" for k, v in params.items())
+    data["name"] = f"{family}-{tail}-s{seed}"
+    return data, np.random.default_rng([seed, 16, len(family)])
+
+
+def _positive_int(key: str, v) -> None:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise InputError(f"{key} must be an integer >= 1, not {v!r}", "--set", key)
+
+
+@register_family("rounding", defaults={"clusters": 4, "levels": 12, "epochs": 30, "models": 3,
+                                       "noise_mode": "per_epoch"},
+                 description="stage 3 / eps: real-valued costs, irregular levels, mixed clusters (eps matters)")
+def rounding_family(seed: int = 0, clusters: int = 4, levels: int = 12, epochs: int = 30, models: int = 3,
+                    noise_mode: str = "per_epoch") -> Instance:
+    """Epoch costs on no grid and clusters that differ in nodes and bandwidth (see the module docstring)."""
+    for k, v in (("clusters", clusters), ("levels", levels), ("epochs", epochs), ("models", models)):
+        _positive_int(k, v)
+    params = {"c": clusters, "l": levels, "e": epochs, "m": models, "": noise_mode}
+    data, rng = _draft("rounding", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
+                       noise_mode=noise_mode, density=0.5)
+    for c in data["clusters"]:
+        lv = np.sort(rng.uniform(0.05, 1.0, levels - 1))
+        c["levels"] = [float(x) for x in np.unique(np.append(np.round(lv, 9), 1.0))]
+        c["unit_cost"] = float(rng.uniform(0.5, 2.0))
+        c["capacity"] = float(rng.uniform(30.0, 150.0))
+        c["nodes"] = int(rng.integers(1, 5))
+        c["bandwidth"] = float(rng.uniform(0.5, 20.0))  # a cluster can be cheap but slow to receive the model
+    for m in data["models"]:
+        m["size"] = float(m["size"] * rng.uniform(1.0, 8.0))
+    return finish(data, "rounding")
+
+
+@register_family("horizon", defaults={"epochs": 120, "models": 4, "clusters": 3, "levels": 8,
+                                      "noise_mode": "per_run"},
+                 description="stage 2 / eta: long horizons, several models and switch options (eta matters)")
+def horizon_family(seed: int = 0, epochs: int = 120, models: int = 4, clusters: int = 3, levels: int = 8,
+                   noise_mode: str = "per_run") -> Instance:
+    """Long horizons and dense switches: every epoch's rounding in eta buckets adds up."""
+    for k, v in (("epochs", epochs), ("models", models), ("clusters", clusters), ("levels", levels)):
+        _positive_int(k, v)
+    params = {"e": epochs, "m": models, "c": clusters, "l": levels, "": noise_mode}
+    data, rng = _draft("horizon", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
+                       noise_mode=noise_mode, density=0.8)
+    for sw in data["switches"]:  # cheap switches in both directions: many model sequences compete
+        sw["penalty"]["loc"] = float(rng.uniform(0.05, 0.3))
+    return finish(data, "horizon")
+
+
+@register_family("datasets", defaults={"datasets": 4, "models": 2, "epochs": 15, "clusters": 2, "transfer": 20.0,
+                                       "noise_mode": "per_run"},
+                 description="stage 1: datasets of different size and quality with transfer costs")
+def datasets_family(seed: int = 0, datasets: int = 4, models: int = 2, epochs: int = 15, clusters: int = 2,
+                    transfer: float = 20.0, noise_mode: str = "per_run") -> Instance:
+    """Datasets from 5k to 80k samples, quality 0.3-1, transfer costs up to ``transfer``; no backward switch."""
+    for k, v in (("datasets", datasets), ("models", models), ("epochs", epochs), ("clusters", clusters)):
+        _positive_int(k, v)
+    if not transfer >= 0.0:
+        raise InputError(f"transfer must be >= 0, not {transfer}", "--set", "transfer")
+    params = {"d": datasets, "m": models, "e": epochs, "c": clusters, "x": float(transfer), "": noise_mode}
+    data, rng = _draft("datasets", seed, params, models=models, clusters=clusters, epochs=epochs,
+                       datasets=datasets, noise_mode=noise_mode, density=0.0, transfer=float(transfer))
+    for d in data["datasets"]:
+        d["samples"] = int(rng.integers(5_000, 80_001))
+        d["quality"] = float(round(rng.uniform(0.3, 1.0), 3))
+    return finish(data, "datasets")
+
+
+@register_family("noisy-epoch", defaults={"epochs": 12, "var": 0.6, "quantile": 0.99},
+                 description="per_epoch where best-exp is not optimal: a fast but very noisy learner")
+def noisy_epoch_family(seed: int = 0, epochs: int = 12, var: float = 0.6, quantile: float = 0.99) -> Instance:
+    """Model m0 learns fastest in expectation but its factor has variance ``var``; m1 is steady."""
+    _positive_int("epochs", epochs)
+    if not var > 0:
+        raise InputError(f"var must be > 0, not {var}", "--set", "var")
+    params = {"e": epochs, "v": float(var), "q": float(quantile)}
+    data, rng = _draft("noisy-epoch", seed, params, models=2, clusters=2, levels=5, epochs=epochs,
+                       noise_mode="per_epoch", density=1.0, quantile=float(quantile))
+    m0, m1 = data["models"]
+    m0["noise"] = {"family": "invgamma", "mean": 1.1, "var": float(var)}
+    m1["noise"] = {"family": "gamma", "mean": 1.0, "var": 0.005}
+    m1["progress"]["A"] = m0["progress"]["A"]  # same learning law: only the noise differs
+    m1["work"] = m0["work"]  # same price per epoch: the choice is about the quantile only
+    m1["size"] = m0["size"]
+    return finish(data, "noisy-epoch")
