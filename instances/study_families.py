@@ -24,9 +24,9 @@ import json
 
 import numpy as np
 
-from deplbench.errors import InputError
 from deplbench.instances.random_family import finish, random_instance
 from deplbench.instances.schema import Instance
+from deplbench.params import Param
 from deplbench.registry import register_family
 
 
@@ -41,19 +41,31 @@ def _draft(family: str, seed: int, params: dict, **random_params) -> tuple[dict,
     return data, np.random.default_rng([seed, 16, len(family)])
 
 
-def _positive_int(key: str, v) -> None:
-    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-        raise InputError(f"{key} must be an integer >= 1, not {v!r}", "--set", key)
+def _count(name: str, default: int, doc: str, high: int) -> Param:
+    return Param(name, int, default, doc, low=1, high=high)
 
 
-@register_family("rounding", defaults={"clusters": 4, "levels": 12, "epochs": 30, "models": 3,
-                                       "noise_mode": "per_epoch"},
+MODE = ("per_run", "per_epoch")
+ROUNDING = (_count("clusters", 4, "clusters", 50), _count("levels", 12, "resource levels per cluster", 100),
+            _count("epochs", 30, "max_epochs", 1000), _count("models", 3, "model versions", 50),
+            Param("noise_mode", str, "per_epoch", "noise mode", choices=MODE))
+HORIZON = (_count("epochs", 120, "max_epochs", 1000), _count("models", 4, "model versions", 50),
+           _count("clusters", 3, "clusters", 50), _count("levels", 8, "resource levels per cluster", 100),
+           Param("noise_mode", str, "per_run", "noise mode", choices=MODE))
+DATASETS = (_count("datasets", 4, "datasets", 20), _count("models", 2, "model versions", 50),
+            _count("epochs", 15, "max_epochs", 1000), _count("clusters", 2, "clusters", 50),
+            Param("transfer", float, 20.0, "largest transfer cost", low=0.0, high=1e9),
+            Param("noise_mode", str, "per_run", "noise mode", choices=MODE))
+NOISY = (_count("epochs", 12, "max_epochs", 1000),
+         Param("var", float, 0.6, "variance of the fast learner's factor", low=0.0, high=100.0, low_open=True),
+         Param("quantile", float, 0.99, "loss quantile omega", low=0.0, high=1.0, low_open=True))
+
+
+@register_family("rounding", params=ROUNDING, test_params={"clusters": 2, "levels": 4, "epochs": 6},
                  description="stage 3 / eps: real-valued costs, irregular levels, mixed clusters (eps matters)")
 def rounding_family(seed: int = 0, clusters: int = 4, levels: int = 12, epochs: int = 30, models: int = 3,
                     noise_mode: str = "per_epoch") -> Instance:
     """Epoch costs on no grid and clusters that differ in nodes and bandwidth (see the module docstring)."""
-    for k, v in (("clusters", clusters), ("levels", levels), ("epochs", epochs), ("models", models)):
-        _positive_int(k, v)
     params = {"c": clusters, "l": levels, "e": epochs, "m": models, "": noise_mode}
     data, rng = _draft("rounding", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
                        noise_mode=noise_mode, density=0.5)
@@ -69,14 +81,11 @@ def rounding_family(seed: int = 0, clusters: int = 4, levels: int = 12, epochs: 
     return finish(data, "rounding")
 
 
-@register_family("horizon", defaults={"epochs": 120, "models": 4, "clusters": 3, "levels": 8,
-                                      "noise_mode": "per_run"},
+@register_family("horizon", params=HORIZON, test_params={"epochs": 8, "models": 2, "clusters": 2, "levels": 3},
                  description="stage 2 / eta: long horizons, several models and switch options (eta matters)")
 def horizon_family(seed: int = 0, epochs: int = 120, models: int = 4, clusters: int = 3, levels: int = 8,
                    noise_mode: str = "per_run") -> Instance:
     """Long horizons and dense switches: every epoch's rounding in eta buckets adds up."""
-    for k, v in (("epochs", epochs), ("models", models), ("clusters", clusters), ("levels", levels)):
-        _positive_int(k, v)
     params = {"e": epochs, "m": models, "c": clusters, "l": levels, "": noise_mode}
     data, rng = _draft("horizon", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
                        noise_mode=noise_mode, density=0.8)
@@ -85,16 +94,11 @@ def horizon_family(seed: int = 0, epochs: int = 120, models: int = 4, clusters: 
     return finish(data, "horizon")
 
 
-@register_family("datasets", defaults={"datasets": 4, "models": 2, "epochs": 15, "clusters": 2, "transfer": 20.0,
-                                       "noise_mode": "per_run"},
+@register_family("datasets", params=DATASETS, test_params={"datasets": 2, "epochs": 5},
                  description="stage 1: datasets of different size and quality with transfer costs")
 def datasets_family(seed: int = 0, datasets: int = 4, models: int = 2, epochs: int = 15, clusters: int = 2,
                     transfer: float = 20.0, noise_mode: str = "per_run") -> Instance:
     """Datasets from 5k to 80k samples, quality 0.3-1, transfer costs up to ``transfer``; no backward switch."""
-    for k, v in (("datasets", datasets), ("models", models), ("epochs", epochs), ("clusters", clusters)):
-        _positive_int(k, v)
-    if not transfer >= 0.0:
-        raise InputError(f"transfer must be >= 0, not {transfer}", "--set", "transfer")
     params = {"d": datasets, "m": models, "e": epochs, "c": clusters, "x": float(transfer), "": noise_mode}
     data, rng = _draft("datasets", seed, params, models=models, clusters=clusters, epochs=epochs,
                        datasets=datasets, noise_mode=noise_mode, density=0.0, transfer=float(transfer))
@@ -104,13 +108,10 @@ def datasets_family(seed: int = 0, datasets: int = 4, models: int = 2, epochs: i
     return finish(data, "datasets")
 
 
-@register_family("noisy-epoch", defaults={"epochs": 12, "var": 0.6, "quantile": 0.99},
+@register_family("noisy-epoch", params=NOISY, test_params={"epochs": 5},
                  description="per_epoch where best-exp is not optimal: a fast but very noisy learner")
 def noisy_epoch_family(seed: int = 0, epochs: int = 12, var: float = 0.6, quantile: float = 0.99) -> Instance:
     """Model m0 learns fastest in expectation but its factor has variance ``var``; m1 is steady."""
-    _positive_int("epochs", epochs)
-    if not var > 0:
-        raise InputError(f"var must be > 0, not {var}", "--set", "var")
     params = {"e": epochs, "v": float(var), "q": float(quantile)}
     data, rng = _draft("noisy-epoch", seed, params, models=2, clusters=2, levels=5, epochs=epochs,
                        noise_mode="per_epoch", density=1.0, quantile=float(quantile))
