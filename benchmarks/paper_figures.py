@@ -50,8 +50,9 @@ def loss_paths(instance, plan: Plan, n: int, seed: int = 0) -> np.ndarray:
     """``n`` sampled loss trajectories ``l(0..K)`` of a plan (MODEL.md section 4), shape (n, K + 1).
 
     per_epoch: one improvement factor per epoch; per_run: one per model, shared by its epochs;
-    a fresh truncated penalty at every switch. Forbidden switches add nothing (the plan is
-    infeasible anyway and Fig. 9 shows only feasible plans).
+    a fresh truncated penalty at every switch; the instance's ``loss.floor`` clips every point.
+    Forbidden switches add nothing (the plan is infeasible anyway and Fig. 9 shows only
+    feasible plans).
     """
     rng = np.random.default_rng(seed)
     models = plan.models()
@@ -72,6 +73,8 @@ def loss_paths(instance, plan: Plan, n: int, seed: int = 0) -> np.ndarray:
         if sw is not None:
             step[:, k] += penalty_dist(sw.penalty).sample(rng, n)
     paths = instance.loss.initial + np.cumsum(step, axis=1)
+    if instance.loss.floor is not None:  # the loss is max(floor, l) (MODEL.md section 4)
+        paths = np.maximum(paths, instance.loss.floor)
     return np.hstack([np.full((n, 1), instance.loss.initial), paths])
 
 

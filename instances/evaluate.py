@@ -15,7 +15,7 @@ from scipy import stats
 
 from deplbench.instances.loss import LossTerms, loss_terms
 from deplbench.instances.plan import Plan
-from deplbench.instances.quantile import Bracket, quantile_bracket
+from deplbench.instances.quantile import Bracket, floored_mean, quantile_bracket
 from deplbench.instances.semantics import (
     data_effect,
     epoch_cost,
@@ -93,10 +93,15 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     return br
 
 
-def mc_quantile(terms: LossTerms, omega: float, samples: int, seed: int, conf: float = 0.95):
-    """Monte-Carlo omega-quantile with a distribution-free (order-statistic) confidence interval."""
+def mc_quantile(terms: LossTerms, omega: float, samples: int, seed: int, conf: float = 0.95,
+                floor: float | None = None):
+    """Monte-Carlo omega-quantile with a distribution-free (order-statistic) confidence interval.
+
+    With ``floor``, the draws are those of the floored loss max(floor, l) (MODEL.md section 4).
+    """
     rng = np.random.default_rng(seed)
-    x = np.sort(terms.sample(rng, samples))
+    x = terms.sample(rng, samples)
+    x = np.sort(x if floor is None else np.maximum(x, floor))
     k = max(math.ceil(omega * samples) - 1, 0)
     a = (1 - conf) / 2
     lo_i = int(stats.binom.ppf(a, samples, omega)) - 1
@@ -167,10 +172,15 @@ def evaluate(instance, plan: Plan, *, samples: int = DEFAULT_SAMPLES, seed: int 
         terms = loss_terms(instance, models, de.g)
         br = certify(instance, plan, rtol, decide=target, terms=terms)
         qb, mean, width, step = (br.lo, br.hi), terms.mean, br.width, br.h
+        floor = instance.loss.floor
+        if floor is not None:  # max(floor, .) is non-decreasing and floor < target: feasibility is unchanged
+            qb = (max(floor, br.lo), max(floor, br.hi))
+            mean = floored_mean(terms, floor, rtol * instance.loss.initial)
         if not br.hi <= target:
             viol.append("quantile")
             details.append(f"certified quantile bracket [{br.lo:.6g}, {br.hi:.6g}] is not below target {target:g}")
-        mcq, mcci = (mc_quantile(terms, instance.loss.quantile, samples, seed) if samples > 0 else (None, None))
+        mcq, mcci = (mc_quantile(terms, instance.loss.quantile, samples, seed, floor=floor) if samples > 0
+                     else (None, None))
     order = {v: i for i, v in enumerate(VIOLATIONS)}
     viol = sorted(set(viol), key=order.__getitem__)
     return Evaluation(

@@ -56,7 +56,7 @@ def paper_instance(network: str, noise_mode: str = "per_run", target: float = 9.
     data = {
         "schema": "depl-instance/1",
         "name": instance_name(network, noise_mode, target),
-        "loss": {"initial": 20.0, "target": float(target), "quantile": 0.99},
+        "loss": {"initial": 20.0, "target": float(target), "quantile": 0.99, "floor": 0.0},
         "time_budget": 100.0,
         "max_epochs": 60,
         "noise_mode": noise_mode,

@@ -124,11 +124,26 @@ def _cached_bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     return _bracket(terms, omega, width)
 
 
-def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
-    """The computation behind :func:`quantile_bracket`."""
+def _lattice(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
+    """Memoised :func:`_lattice_of` (computed directly for unhashable terms)."""
+    try:
+        return _cached_lattice(terms, width)
+    except TypeError:
+        return _lattice_of(terms, width)
+
+
+@lru_cache(maxsize=256)
+def _cached_lattice(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
+    return _lattice_of(terms, width)
+
+
+def _lattice_of(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
+    """(start, pmf, h, beta, err) of Y^up = sum of the terms rounded up to the lattice of step h.
+
+    ``beta`` is the dropped tail mass, ``err`` the round-off bound of the convolutions; the
+    pmf is read-only (memoised: the bracket and the floored mean of a plan share it).
+    """
     n = len(terms.dists)
-    if n == 0:
-        return Bracket(terms.offset, terms.offset, 0.0, 0, 1, 0.0, 0.0)
     h = width / (n + 1)
     # keep every term's lattice below MAX_POINTS (coarser h, wider bracket, reported)
     spans = [abs(c) * (min(d.upper, float(d.isf(TAIL))) - max(d.lower, float(d.ppf(TAIL))))
@@ -153,6 +168,16 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
         tie += 1
         heapq.heappush(heap, (len(out), tie, start, out))
     _, _, start, pmf = heap[0]
+    pmf.setflags(write=False)
+    return start, pmf, h, beta, err
+
+
+def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
+    """The computation behind :func:`quantile_bracket`."""
+    n = len(terms.dists)
+    if n == 0:
+        return Bracket(terms.offset, terms.offset, 0.0, 0, 1, 0.0, 0.0)
+    start, pmf, h, beta, err = _lattice(terms, width)
     cdf = np.cumsum(pmf)
     err += len(cdf) * EPS  # summation round-off of the cumulative sum
     j_hi = int(np.searchsorted(cdf, omega + err, side="left"))
@@ -165,3 +190,20 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
         j_lo = min(j_lo, len(cdf) - 1)
         lo = terms.offset + (start + j_lo - n) * h
     return Bracket(lo, hi, h, n, len(pmf), beta, err)
+
+
+def floored_mean(terms: LossTerms, floor: float, width: float) -> float:
+    """E[max(floor, l)] = E[l] + E[(floor - l)^+] (MODEL.md section 4, loss floor).
+
+    E[l] is exact; the correction is computed on the lattice of :func:`quantile_bracket`
+    (the same one for the same ``width``): with l <= Y^up < l + n h, E[(floor - Y^up)^+] is
+    below the true correction by less than n h (about ``width``) plus the dropped tail mass
+    times the span; it is 0 when the lattice never reaches below the floor.
+    """
+    n = len(terms.dists)
+    if n == 0:
+        return max(floor, terms.offset)
+    start, pmf, h, _, _ = _lattice(terms, float(width))
+    y = terms.offset + (start + np.arange(len(pmf))) * h
+    below = y < floor
+    return terms.mean + float(np.sum((floor - y[below]) * pmf[below]))

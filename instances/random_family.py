@@ -104,7 +104,7 @@ def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: i
     data = {
         "schema": "depl-instance/1",
         "name": instance_name(seed, **params),
-        "loss": {"initial": INITIAL_LOSS, "target": INITIAL_LOSS - 1.0, "quantile": float(quantile)},
+        "loss": {"initial": INITIAL_LOSS, "target": INITIAL_LOSS - 1.0, "quantile": float(quantile), "floor": 0.0},
         "time_budget": 1.0, "max_epochs": epochs, "noise_mode": noise_mode,
         "data_effect": {"reference_samples": 50000, "alpha": 0.3},
         "clusters": cls, "datasets": dss, "transfer_costs": tcs, "models": mods, "switches": sws,
@@ -126,6 +126,8 @@ def finish(data: dict, source: str = "random") -> Instance:
     br = certify(draft, ref)
     data["time_budget"] = round(ref_time * TIME_SLACK, 6)
     data["loss"]["target"] = round(br.hi + TARGET_MARGIN * (INITIAL_LOSS - br.hi), 6)
+    if "floor" in data["loss"] and not data["loss"]["floor"] < data["loss"]["target"]:
+        del data["loss"]["floor"]  # a floor must lie below the target (never with the shipped families)
     data["metadata"].update(reference_cost=compute + transfer_c, reference_datasets=list(ref.datasets),
                             reference_plan=[s.to_dict() for s in ref.segments])
     return instance_from_dict(data, source)

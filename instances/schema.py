@@ -30,11 +30,14 @@ class Loss(_Strict):
     initial: Pos
     target: float
     quantile: Annotated[float, Field(gt=0, lt=1)]
+    floor: float | None = None  # the loss is max(floor, l(K)) (MODEL.md section 4); finite, below the target
 
     @model_validator(mode="after")
     def _target_below_initial(self) -> Loss:
         if not self.target < self.initial:
             raise ValueError(f"target ({self.target}) must be below initial ({self.initial})")
+        if self.floor is not None and not self.floor < self.target:
+            raise InputError(f"floor ({self.floor}) must be below target ({self.target})", path="$.loss.floor")
         return self
 
 
