@@ -105,7 +105,8 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     """
     from dataclasses import replace
 
-    from deplbench.formulations.saa_model import FORMULATIONS, quantile_cut_sets, subset_data
+    from deplbench.formulations.saa_cuts import quantile_cut_sets
+    from deplbench.formulations.saa_model import FORMULATIONS, subset_data
 
     if formulation not in FORMULATIONS:
         raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")

@@ -221,7 +221,7 @@ def test_every_saa_feasible_plan_satisfies_every_row(formulation, mode):
     never cut off a plan that meets the SAA (every such plan, encoded, satisfies every row)."""
     from dataclasses import replace
 
-    from deplbench.formulations.saa_model import quantile_cut_sets
+    from deplbench.formulations.saa_cuts import quantile_cut_sets
     from deplbench.formulations.saa_start import encode
 
     inst = small(noise_mode=mode, K=4, neg_penalty=(mode == "per_epoch"), transfer=True)
