@@ -64,6 +64,7 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
     exact = True
     scen_of_row = {int(r): s for s, r in enumerate(model.scen_rows) if r >= 0}
     cut_rows = set(model.cut_rows.tolist())
+    obj_rows = set(model.obj_rows.tolist())
     A = model.A.tocsr()
     for i in range(model.n_cons):
         sl = slice(A.indptr[i], A.indptr[i + 1])
@@ -80,6 +81,14 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
             scale = LOSS_SCALE  # rounded like the scenario rows it is derived from: still implied
         elif i == model.time_row:
             scale = TIME_SCALE
+        elif i in obj_rows:
+            # a valid ">=" row on cost and v (columns >= 0): coefficients up and the right-hand
+            # side down keep it valid, so it neither loses a plan nor affects exactness
+            coefs, _ = conservative(vals, COST_SCALE, up=True)
+            (rhs,), _ = conservative([lo], COST_SCALE, up=False)
+            expr = cp_model.LinearExpr.weighted_sum([xs[c] for c in cols], coefs.tolist())
+            cp.add_linear_constraint(expr, int(rhs), cp_model.INT_MAX)
+            continue
         else:
             scale = 1.0
         if scale != 1.0:

@@ -40,7 +40,7 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     S, M, K = data.imp.shape
     P, NO = len(data.switches), len(data.opts)
     cost, tm, ci = data.opts.cost, data.opts.time, data.opts.cluster_index
-    bigm = data.big_m(margin)
+    plan = data.row_plan(margin)
     agg_runs = data.per_run
     mdl = pyo.ConcreteModel()
     mdl.K, mdl.M, mdl.NO, mdl.P, mdl.S = (pyo.RangeSet(0, n - 1) for n in (K, M, NO, P, S))
@@ -48,9 +48,8 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     mdl.z = pyo.Var(mdl.K, mdl.M, domain=pyo.Binary)
     mdl.w = pyo.Var(mdl.K2, mdl.P, bounds=(0, 1))
     mdl.v = pyo.Var(mdl.S, domain=pyo.Binary)
-    for s in range(S):
-        if bigm[s] <= 0:
-            mdl.v[s].fix(0)
+    for s in np.flatnonzero(plan.v_upper() == 0):
+        mdl.v[int(s)].fix(0)
     clusters = [j for j in range(data.n_clusters) if data.transfer[j] > 0]
     mdl.used = pyo.Var(clusters, domain=pyo.Binary)
     if formulation == "aggregated":
@@ -102,14 +101,16 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     pen_g = data.pen[:, [g[0] for g in groups], :]
 
     def scenario(b, s):
-        if bigm[s] <= 0:
+        if plan.drop[s]:
             return pyo.Constraint.Skip
         if agg_runs:
             gain = sum(data.x_run[s, m] * b.run[m] for m in range(M))
         else:
             gain = sum(data.imp[s, m, k] * b.z[k, m] for k in range(K) for m in range(M))
         pen = sum(pen_g[s, g, k] * pcol[k, g] for k in range(1, K) for g in range(len(groups)))
-        return data.l0 - gain + pen <= data.target - margin + bigm[s] * b.v[s]
+        if plan.hard[s]:  # fixed: the scenario holds for every SAA-feasible plan
+            return data.l0 - gain + pen <= data.target - margin
+        return data.l0 - gain + pen <= data.target - margin + plan.bigm[s] * b.v[s]
 
     mdl.scenario = pyo.Constraint(mdl.S, rule=scenario)
     mdl.quantile = pyo.Constraint(expr=sum(mdl.v[s] for s in range(S)) <= data.allowed)
@@ -124,6 +125,10 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
         return data.l0 - gain + pen <= data.target - margin
 
     mdl.quantile_cut = pyo.Constraint(range(len(data.cut_sets)), rule=quantile_cut)
+    # objective cut and mixing rows (saa_strength): cost + sum coef v >= rhs
+    mdl.obj_row = pyo.Constraint(range(len(data.obj_rows)), rule=lambda b, i: mdl.cost.expr + sum(
+        float(a) * b.v[int(s)] for s, a in zip(data.obj_rows[i].scen, data.obj_rows[i].coef, strict=True))
+        >= data.obj_rows[i].rhs)
     return mdl
 
 

@@ -27,16 +27,25 @@ from deplbench.results import SolveResult, Status
 MAX_SUBSETS = 1024
 #: margin (relative to loss.initial) of the retry when a plan fails the check at margin 0
 RETRY_MARGIN = 1e-7
-#: The parameters every SAA MILP backend declares.
+#: The parameters every SAA MILP backend declares (docs/formulations.md; defaults: the best
+#: rung of benchmarks/bench_saa_ladder.py).
 SAA_PARAMS = (
     Param("scenarios", int, 200, "scenarios S of the sample-average approximation", low=1, high=100_000),
     Param("formulation", str, "aggregated", "MILP formulation", choices=("aggregated", "time_indexed")),
     Param("mip_gap", float, 1e-4, "relative MIP gap at which the solver stops", low=0.0, high=1.0),
-    Param("cuts", bool, True, "add the valid quantile cuts"),
+    Param("cuts", str, "mixing", "valid inequalities: none, quantile cuts, or quantile cuts plus the "
+          "objective cut and mixing rows", choices=("none", "quantile", "mixing")),
+    Param("bigm", str, "quantile", "scenario big-M: worst case, or quantile (valid for SAA-feasible plans)",
+          choices=("worst", "quantile")),
+    Param("fixing", str, "on", "fix scenarios every SAA-feasible plan satisfies (with bigm=quantile)",
+          choices=("on", "off")),
     Param("start", bool, True, "pass an enumerated MIP start"),
 )
 SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
 SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
+#: extra figures summed over the selections (the bounds take the least: the SAA optimum is a min)
+SUMMED = ("n_fixed", "mixing_rows", "strength_s")
+BOUNDS = ("bound_quantile", "bound_count")
 
 
 @dataclass
@@ -95,8 +104,45 @@ def plan_cost(instance, plan: Plan) -> float:
 SolveSubset = Callable[..., SubResult]
 
 
+def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str) -> str:
+    """Refuse unknown options (``InputError``); ``cuts`` as a string (booleans: quantile / none)."""
+    from deplbench.formulations.saa_model import FORMULATIONS
+    from deplbench.formulations.saa_strength import BIGM_CHOICES, CUT_CHOICES, FIXING_CHOICES
+
+    if isinstance(cuts, bool):
+        cuts = "quantile" if cuts else "none"
+    for key, val, choices in (("formulation", formulation, FORMULATIONS), ("cuts", cuts, CUT_CHOICES),
+                              ("bigm", bigm, BIGM_CHOICES), ("fixing", fixing, FIXING_CHOICES)):
+        if val not in choices:
+            raise InputError(f"{key} must be one of {', '.join(choices)}, not {val!r}", "--set", key)
+    if scenarios < 1:
+        raise InputError("scenarios must be >= 1", "--set", "scenarios")
+    return cuts
+
+
+def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
+    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa_strength`."""
+    from dataclasses import replace
+
+    from deplbench.formulations.saa_cuts import quantile_cut_sets
+    from deplbench.formulations.saa_strength import strengthen
+
+    if cuts in ("quantile", "mixing"):
+        data = replace(data, cut_sets=quantile_cut_sets(data))
+    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline)
+
+
+def merge_extra(total: dict, part: dict) -> None:
+    """Add one selection's strengthening figures to ``total``."""
+    for key, val in part.items():
+        if key in BOUNDS:
+            total[key] = min(total.get(key, math.inf), val)  # nan stays nan
+        elif key in SUMMED or key == "count_vectors":
+            total[key] = total.get(key, 0) + val
+
+
 def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, formulation: str,
-            time_limit: float, cuts: bool = True) -> SolveResult:
+            time_limit: float, cuts="mixing", bigm: str = "quantile", fixing: str = "on") -> SolveResult:
     """Solve the SAA over every dataset selection with ``solve_subset`` and assemble the result.
 
     ``solve_subset(data, formulation=..., margin=..., time_limit=...)`` solves one
@@ -105,13 +151,10 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     """
     from dataclasses import replace
 
-    from deplbench.formulations.saa_cuts import quantile_cut_sets
-    from deplbench.formulations.saa_model import FORMULATIONS, subset_data
+    from deplbench.formulations.saa_model import subset_data
 
-    if formulation not in FORMULATIONS:
-        raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--set", "formulation")
-    if scenarios < 1:
-        raise InputError("scenarios must be >= 1", "--set", "scenarios")
+    cuts = check_options(formulation, scenarios, cuts, bigm, fixing)
+    strong: dict = {}
     t0 = time.perf_counter()
     subsets = dataset_subsets(instance)
     sc = sample_scenarios(instance, scenarios, seed)
@@ -127,9 +170,9 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             subs.append(SubResult(Status.TIMEOUT, message="time limit reached before this selection"))
             continue
         tb = time.perf_counter()
-        data = subset_data(instance, ds, sc)
-        if cuts:
-            data = replace(data, cut_sets=quantile_cut_sets(data))
+        data, part = prepare(subset_data(instance, ds, sc), cuts=cuts, bigm=bigm, fixing=fixing,
+                             deadline=t0 + time_limit)
+        merge_extra(strong, part)
         prep_s += time.perf_counter() - tb
         r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
         if r.plan is not None and verify(instance, r.plan, sc):
@@ -140,7 +183,9 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             solve_s += r.solve_s
             margin_used = RETRY_MARGIN * max(1.0, abs(instance.loss.initial))
             left = max(time_limit - (time.perf_counter() - t0), 1e-3)
-            r = solve_subset(data, formulation=formulation, margin=margin_used, time_limit=left)
+            # fixed scenarios hold at margin 0 only; the quantile big-M + margin stays valid
+            r = solve_subset(replace(data, hard=None), formulation=formulation, margin=margin_used,
+                             time_limit=left)
             # the margin excludes plans: a proof holds for the tightened model only
             r.status = {Status.OPTIMAL: Status.FEASIBLE, Status.INFEASIBLE: Status.UNKNOWN}.get(r.status, r.status)
             if r.plan is not None and verify(instance, r.plan, sc):
@@ -151,7 +196,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         subs.append(r)
     return assemble(instance, subs, sc, build_s=build_s, solve_s=solve_s, extra={
         "formulation": formulation, "scenarios": scenarios, "n_subsets": len(subsets),
-        "margin": margin_used, "cuts": bool(cuts), "prep_s": prep_s})
+        "margin": margin_used, "cuts": cuts, "bigm": bigm, "fixing": fixing, "prep_s": prep_s, **strong})
 
 
 def mip_start(model, deadline: float) -> np.ndarray | None:
@@ -171,12 +216,13 @@ def saa_method(solve_subset: SolveSubset) -> Callable[..., SolveResult]:
     """The registered entry point of an SAA backend, given its ``solve_subset``."""
 
     def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
-               seed: int, threads: int, cuts: bool = True, start: bool = True) -> SolveResult:
+               seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
+               start: bool = True) -> SolveResult:
         def sub(data, **kw):
             return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, start=start, **kw)
 
         return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                       time_limit=time_limit, cuts=cuts)
+                       time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing)
 
     return method
 
