@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,6 +68,7 @@ class SubResult:
     n_vars: int = 0
     n_cons: int = 0
     message: str = ""
+    extra: dict = field(default_factory=dict)  # backend figures, summed over selections
 
 
 def dataset_subsets(instance) -> list[tuple[str, ...]]:
@@ -193,6 +194,8 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
                               build_s=r.build_s, solve_s=r.solve_s, n_vars=r.n_vars, n_cons=r.n_cons)
         build_s += r.build_s
         solve_s += r.solve_s
+        for key, val in r.extra.items():
+            strong[key] = strong.get(key, 0) + val
         subs.append(r)
     return assemble(instance, subs, sc, build_s=build_s, solve_s=solve_s, extra={
         "formulation": formulation, "scenarios": scenarios, "n_subsets": len(subsets),

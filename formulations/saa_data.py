@@ -70,6 +70,7 @@ class SubsetData:
     bigm_q: np.ndarray | None = None  # (S,) quantile big-M at margin 0 (saa_strength), or None
     hard: np.ndarray | None = None  # (S,) bool: scenarios fixed as satisfied (saa_strength)
     obj_rows: tuple[ObjRow, ...] = ()  # objective cut and mixing rows (saa_strength)
+    mixing: tuple[np.ndarray, float] | None = None  # (h, psi) of the cost mixing set, for separation
 
     @property
     def S(self) -> int:

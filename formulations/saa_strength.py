@@ -326,13 +326,15 @@ def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
             ex["n_fixed"] = int((hard & (data.big_m(0.0) > 0)).sum())
     floor = max(b.bound_quantile, b.bound_count)
     rows: list[ObjRow] = []
+    mixing = None
     if cuts == "mixing":
         psi, rows = mixing_rows(b.h, data.allowed, floor)
+        mixing = (np.maximum(b.h, floor), psi)
         floor = max(floor, psi)
     if (bigm == "quantile" or cuts == "mixing") and math.isfinite(floor) and floor > 0:
         rows.insert(0, ObjRow(np.zeros(0, dtype=np.int64), np.zeros(0), floor * (1 - CUT_RTOL)))
     ex["mixing_rows"] = len(rows)
-    return replace(data, obj_rows=tuple(rows)), ex
+    return replace(data, obj_rows=tuple(rows), mixing=mixing), ex
 
 
 __all__ = ["BIGM_CHOICES", "CUT_CHOICES", "FIXING_CHOICES", "Bounds", "count_bounds", "count_vectors",

@@ -99,6 +99,9 @@ def test_options_find_the_enumerated_optimum(case, graph):
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(opt, rel=1e-6), o
         assert res.extra["bound_quantile"] <= opt + 1e-6
         assert res.extra["bound_count"] <= opt + 1e-6
+    for o in ({}, dict(bigm="worst", fixing="off", cuts="none")):  # branch-and-cut: lazy rows only
+        res = run("milp-scip-bc", inst, **o)
+        assert res.status == Status.OPTIMAL and res.objective == pytest.approx(opt, rel=1e-6), o
 
 
 def test_star_cut_separation():
@@ -129,7 +132,7 @@ def test_options_and_backends_match_the_plain_formulation(which):
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(plain.objective, rel=1e-6), o
         assert res.extra["bound_quantile"] <= plain.objective * (1 + 1e-9)
     best = OPTIONS[-1]
-    for name in ("milp-highs", "milp-scip"):
+    for name in ("milp-highs", "milp-scip", "milp-scip-bc"):
         res = run(name, inst, S=S, **best)
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(plain.objective, rel=1e-6), name
     res = run("milp-cpsat", inst, S=S, **best)  # inexact scaling: a feasible SAA plan, no optimality claim

@@ -36,6 +36,7 @@ SOLVER_MODULES: dict[str, str] = {
     "milp-highs-direct": "deplbench.formulations.highs_direct",
     "milp-cpsat": "deplbench.formulations.cpsat",
     "milp-scip": "deplbench.formulations.scip",
+    "milp-scip-bc": "deplbench.formulations.scip_bc",
     "depl": "deplbench.heuristics.depl",
     "depl-plus": "deplbench.heuristics.depl_plus",
     "best-exp": "deplbench.heuristics.best_exp",
