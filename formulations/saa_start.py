@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocator
+from deplbench.formulations.allocation import Allocator, thin_matmul
 from deplbench.formulations.bruteforce import Refused, enumerate_sequences
 from deplbench.formulations.saa_model import SaaModel, SubsetData
 from deplbench.instances.plan import Plan
@@ -90,7 +90,7 @@ def sequence_losses(data: SubsetData, runs: list[tuple[tuple[int, int], ...]]) -
             if i:
                 pen[:, q] += data.pen[:, pidx[(seq[i - 1][0], m)], k]
             k += n
-    return data.l0 - data.x_run @ G.T + pen
+    return data.l0 - thin_matmul(data.x_run, G) + pen
 
 
 def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocator
+from deplbench.formulations.allocation import Allocator, thin_matmul
 from deplbench.formulations.saa_data import ObjRow, SubsetData
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
@@ -137,7 +137,7 @@ class _Progress:
         lo = np.empty((S, len(q)))
         for groups, out in ((self.desc, up), (self.asc, lo)):
             for perm, rows in groups.items():
-                out[rows] = self.c[rows] @ self._blocks(q, perm).T
+                out[rows] = thin_matmul(self.c[rows], self._blocks(q, perm))
         return up, lo
 
 
@@ -179,27 +179,51 @@ def _sequence_columns(data: SubsetData, Q: np.ndarray):
 
     In an acyclic switch graph a plan is one block per model used, so the sequences are the
     count vectors with every order of their models that the switch graph allows (at most
-    ``M!`` each); ``saa_start.sequence_losses`` gives their exact loss in every scenario.
+    ``M!`` each). The loss of a block sequence in scenario s is
+    ``l0 - sum_m x[s, m] (cum_m(end_m) - cum_m(start_m)) + sum_switches pen[s, p, start]``
+    (as ``saa_start.sequence_losses``), computed here for all sequences of one order at once.
     """
-    from deplbench.formulations.saa_start import sequence_losses
-
-    succ = set(data.switches)
-    seqs: list[tuple[tuple[int, int], ...]] = []
-    owner: list[int] = []
-    for i, q in enumerate(Q):
-        used = [m for m in range(len(q)) if q[m] > 0]
-        for perm in itertools.permutations(used):
-            if all((a, b) in succ for a, b in zip(perm, perm[1:], strict=False)):
-                seqs.append(tuple((m, int(q[m])) for m in perm))
-                owner.append(i)
-        if len(seqs) > MAX_COUNT_VECTORS:
-            return None
-    owner_a = np.array(owner, dtype=np.int64)
+    S, M, K = data.imp.shape
+    cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
+    pidx = {sw: p for p, sw in enumerate(data.switches)}
+    used = Q > 0
+    owners, gains, pens = [], [], []
+    for u in range(1, M + 1):
+        for perm in itertools.permutations(range(M), u):
+            if any((a, b) not in pidx for a, b in zip(perm, perm[1:], strict=False)):
+                continue
+            mask = used[:, list(perm)].all(axis=1) & (used.sum(axis=1) == u)
+            rows = np.flatnonzero(mask)
+            if not len(rows):
+                continue
+            n = Q[np.ix_(rows, perm)]
+            end = np.cumsum(n, axis=1)
+            start = end - n
+            G = np.zeros((len(rows), M))
+            for i, m in enumerate(perm):
+                G[:, m] = cum[m, end[:, i]] - cum[m, start[:, i]]
+            # switch i (perm[i-1] -> perm[i]) happens at the 0-based epoch start[:, i]
+            pe = np.full((len(rows), M - 1, 2), -1, dtype=np.int64)
+            for i in range(1, u):
+                pe[:, i - 1, 0] = pidx[(perm[i - 1], perm[i])]
+                pe[:, i - 1, 1] = start[:, i]
+            owners.append(rows)
+            gains.append(G)
+            pens.append(pe)
+    if not owners:
+        return iter(())
+    owner, G, pe = np.concatenate(owners), np.concatenate(gains), np.concatenate(pens)
 
     def gen():
-        for lo_i in range(0, len(seqs), CHUNK):
-            loss = sequence_losses(data, seqs[lo_i:lo_i + CHUNK])
-            yield owner_a[lo_i:lo_i + CHUNK], loss, loss
+        for lo_i in range(0, len(owner), CHUNK):
+            sl = slice(lo_i, lo_i + CHUNK)
+            loss = data.l0 - thin_matmul(data.x_run, G[sl])
+            for i in range(M - 1):
+                p, k = pe[sl, i, 0], pe[sl, i, 1]
+                on = p >= 0
+                if on.any():
+                    loss[:, on] += data.pen[:, p[on], k[on]]
+            yield owner[sl], loss, loss
 
     return gen()
 

@@ -207,3 +207,25 @@ def floored_mean(terms: LossTerms, floor: float, width: float) -> float:
     y = terms.offset + (start + np.arange(len(pmf))) * h
     below = y < floor
     return terms.mean + float(np.sum((floor - y[below]) * pmf[below]))
+
+
+def violation_bracket(terms: LossTerms, target: float, width: float) -> tuple[float, float]:
+    """Certified bracket of ``P(l > target)`` (the bounds of the quantile bracket, read at a point).
+
+    With F the lattice CDF of the upper sum: ``F(x) - err <= P(l <= x) <= F(x + n h) + beta + err``.
+    """
+    n = len(terms.dists)
+    if n == 0:
+        v = float(terms.offset > target)
+        return v, v
+    start, pmf, h, beta, err = _lattice(terms, width)
+    cdf = np.cumsum(pmf)
+    err += len(cdf) * EPS  # summation round-off of the cumulative sum
+
+    def F(x: float) -> float:
+        j = math.floor((x - terms.offset) / h) - start  # last lattice point <= x
+        return 0.0 if j < 0 else float(cdf[min(j, len(cdf) - 1)])
+
+    lo = 1.0 - min(1.0, F(target + n * h) + beta + err)
+    hi = 1.0 - max(0.0, F(target) - err)
+    return max(lo, 0.0), min(hi, 1.0)
