@@ -25,7 +25,13 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from deplbench.formulations.saa_common import SAA_PARAMS, SAA_TEST_PARAMS, SubResult, saa_method
+from deplbench.formulations.saa_common import (
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    SubResult,
+    saa_method,
+)
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
@@ -150,5 +156,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
+solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
     "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

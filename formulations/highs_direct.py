@@ -12,6 +12,7 @@ import highspy
 import numpy as np
 
 from deplbench.formulations.saa_common import (
+    SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
     SubResult,
@@ -120,5 +121,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
+solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
     "SAA MILP as sparse matrices, solved by highspy directly"))(saa_method(solve_subset))

@@ -16,7 +16,13 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from deplbench.formulations.highs_direct import FEAS_TOL
-from deplbench.formulations.saa_common import SAA_PARAMS, SAA_TEST_PARAMS, SubResult, saa_method
+from deplbench.formulations.saa_common import (
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    SubResult,
+    saa_method,
+)
 from deplbench.formulations.saa_model import (
     SubsetData,
     decode_aggregated,
@@ -174,5 +180,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                          f"HiGHS via Pyomo: {tc.name}"))
 
 
-solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
+solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
     "SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)"))(saa_method(solve_subset))

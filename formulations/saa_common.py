@@ -43,6 +43,16 @@ SAA_PARAMS = (
 )
 SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
 SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
+#: numeric outputs of every SAA method (``extra``; the store's ``x_<name>`` columns)
+SAA_OUTPUTS = {
+    "bound_quantile": "(allowed+1)-th largest single-scenario cost bound: a lower bound on the SAA optimum",
+    "bound_count": "least exact allocation cost over the count vectors that can be SAA-feasible",
+    "n_fixed": "scenarios fixed as satisfied (quantile big-M <= 0)",
+    "mixing_rows": "objective cut and mixing rows added",
+    "strength_s": "seconds of the count-vector relaxation (bounds, big-M)",
+    "prep_s": "seconds of sampling, cut sets and strengthening",
+    "n_vars": "columns, summed over selections", "n_cons": "rows, summed over selections",
+}
 #: extra figures summed over the selections (the bounds take the least: the SAA optimum is a min)
 SUMMED = ("n_fixed", "mixing_rows", "strength_s")
 BOUNDS = ("bound_quantile", "bound_count")

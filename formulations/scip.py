@@ -13,6 +13,7 @@ import numpy as np
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
 from deplbench.formulations.saa_common import (
+    SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
     SubResult,
@@ -103,5 +104,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                          f"SCIP: result status {st}"))
 
 
-solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, description=(
+solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
     "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))

@@ -27,17 +27,28 @@ import time
 import numpy as np
 from pyscipopt import SCIP_RESULT, Conshdlr, Model, quicksum
 
-from deplbench.formulations.saa_common import SAA_DEFAULTS, SubResult, mip_start, saa_method
+from deplbench.formulations.saa_common import (
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    SubResult,
+    mip_start,
+    saa_method,
+)
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
 from deplbench.formulations.saa_strength import star_cut
 from deplbench.registry import register_solver
+from deplbench.results import Status, map_status
 
 FEAS_TOL = 1e-9
 #: a lazy row counts as violated above this (the registry's test of a scenario is 1e-9)
 VIOL_TOL = 1e-9
 #: most rows added per separation or enforcement round
 MAX_ROWS = 50
-DEFAULTS = {**SAA_DEFAULTS, "bigm": "quantile", "fixing": "on", "cuts": "mixing"}
+#: SCIP status -> Status (gaplimit: stopped at mip_gap, as the other backends call optimal)
+STATUS_MAP = {"optimal": Status.OPTIMAL, "gaplimit": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
+              "timelimit": Status.TIMEOUT, "userinterrupt": Status.TIMEOUT, "nodelimit": Status.TIMEOUT,
+              "memlimit": Status.MEMOUT, "unbounded": Status.ERROR, "inforunbd": Status.ERROR}
 
 
 class LazyScenarios(Conshdlr):
@@ -187,17 +198,19 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         x = np.array([scip.getSolVal(best, v) for v in xs])
         plan = model.decode(x)
         obj = scip.getSolObjVal(best)
-    status = {"optimal": "optimal", "infeasible": "infeasible", "timelimit": "timeout",
-              "gaplimit": "optimal", "userinterrupt": "timeout", "nodelimit": "timeout"}.get(st, "error")
-    bound = scip.getDualbound() if status != "infeasible" else None
+    status = map_status(STATUS_MAP, st)
+    bound = scip.getDualbound() if status != Status.INFEASIBLE else None
     if bound is not None and not np.isfinite(bound):
         bound = None
     return SubResult(status, plan, obj, bound, int(scip.getNNodes()), build_s=t1 - t0, solve_s=t2 - t1,
                      n_vars=model.n_vars, n_cons=model.n_cons - len(lazy) + hdlr.cuts,
-                     message="" if status != "error" else f"SCIP (PySCIPOpt): status {st}",
+                     message="" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else (
+                         f"SCIP (PySCIPOpt): status {st}"),
                      extra={"cuts_added": hdlr.cuts, "lazy_rows": int(hdlr.added.sum())})
 
 
-solve_scip_bc = register_solver("milp-scip-bc", kind="saa", defaults=DEFAULTS, description=(
+solve_scip_bc = register_solver("milp-scip-bc", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS,
+                                outputs={**SAA_OUTPUTS, "cuts_added": "rows added by the constraint handler",
+                                         "lazy_rows": "scenario rows added lazily"}, description=(
     "SAA by SCIP (PySCIPOpt) branch-and-cut: scenario rows and mixing cuts added lazily"))(
     saa_method(solve_subset))
