@@ -30,7 +30,6 @@ from deplbench.formulations.saa_common import (
     SAA_PARAMS,
     SAA_TEST_PARAMS,
     SubResult,
-    mip_start,
     saa_method,
 )
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
@@ -123,20 +122,11 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
-    """Build one dataset selection's scaled CP-SAT model and solve it.
-
-    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is passed
-    as a hint (``add_hint``; CP-SAT repairs it if the conservative scaling makes it infeasible);
-    its time counts as build time.
-    """
+                 mip_gap: float, threads: int, seed: int, start: bool = False) -> SubResult:
+    """Build one dataset selection's scaled CP-SAT model and solve it (``start`` is unused: no MIP start)."""
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, aggregate_runs=False)
     cp, xs, exact = to_cpsat(model)
-    x0 = mip_start(model, t0 + 0.25 * max(time_limit, 0.0)) if start else None
-    if x0 is not None:
-        for var, val in zip(xs, np.rint(x0).astype(int).tolist(), strict=True):
-            cp.add_hint(var, val)
     solver = cp_model.CpSolver()
     prm = solver.parameters
     prm.max_time_in_seconds = max(time_limit - (time.perf_counter() - t0), 1e-3)
