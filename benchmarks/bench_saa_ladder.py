@@ -157,7 +157,8 @@ def profile(rows: list[dict], time_limit: float, path: str) -> None:
     for r in rows:
         if r["status"] == "optimal" and _num(r["total_s"]) <= time_limit:
             t[insts.index(r["instance"]), rungs.index(r["rung"])] = _num(r["total_s"])
-    ratio = t / np.min(t, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):  # an instance no rung solved: every ratio inf
+        ratio = t / np.min(t, axis=1, keepdims=True)
     taus = np.logspace(0, 2, 200)
     fig, ax = plt.subplots(figsize=(6, 4))
     for j, rung in enumerate(rungs):

@@ -209,7 +209,9 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      extra={"cuts_added": hdlr.cuts, "lazy_rows": int(hdlr.added.sum())})
 
 
-solve_scip_bc = register_solver("milp-scip-bc", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS,
+solve_scip_bc = register_solver("milp-scip-bc", kind="saa", params=SAA_PARAMS,
+                                # the Python model build and callbacks are slower: more time, no start
+                                test_params={**SAA_TEST_PARAMS, "time_limit": 120.0, "start": False},
                                 outputs={**SAA_OUTPUTS, "cuts_added": "rows added by the constraint handler",
                                          "lazy_rows": "scenario rows added lazily"}, description=(
     "SAA by SCIP (PySCIPOpt) branch-and-cut: scenario rows and mixing cuts added lazily"))(
