@@ -101,6 +101,7 @@ class Allocator:
         self.min_time = np.array([self.times[m, u].min() for m, u in enumerate(self.useful)])
         self.grid = cost_grid(self.costs)
         self._lambdas = self._breakpoints()
+        self._phi: np.ndarray | None = None
 
     # ---- lower bound -------------------------------------------------------------------------
     def _breakpoints(self) -> np.ndarray:
@@ -122,10 +123,11 @@ class Allocator:
         """
         counts = np.asarray(counts, dtype=float)
         lam = self._lambdas
-        phi = np.empty((self.n_models, len(lam)))
-        for m, u in enumerate(self.useful):
-            phi[m] = (self.costs[u][:, None] + lam[None, :] * self.times[m, u][:, None]).min(axis=0)
-        lb = (thin_matmul(counts, phi.T) - lam[None, :] * self.limit).max(axis=1)
+        if self._phi is None:  # phi[m, i] = min_o (c_o + lam_i t_mo), computed once
+            self._phi = np.empty((self.n_models, len(lam)))
+            for m, u in enumerate(self.useful):
+                self._phi[m] = (self.costs[u][:, None] + lam[None, :] * self.times[m, u][:, None]).min(axis=0)
+        lb = (thin_matmul(counts, self._phi.T) - lam[None, :] * self.limit).max(axis=1)
         lb = lb - 1e-9 * np.abs(lb) - 1e-9  # conservative against round-off
         fastest = counts @ self.min_time
         return np.where(fastest <= self.limit * (1 + 1e-12), np.maximum(lb, 0.0), np.inf)

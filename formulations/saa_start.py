@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.bruteforce import Refused, enumerate_sequences
 from deplbench.formulations.saa_model import SaaModel, SubsetData
+from deplbench.formulations.sequences import Refused, enumerate_sequences
 from deplbench.instances.plan import Plan
 
 #: most sequences enumerated for a start (beyond it: no start)

@@ -31,7 +31,8 @@ from deplbench.results import SolveResult, Status
 
 #: name -> module implementing it. Keep sorted by kind; the module registers details.
 SOLVER_MODULES: dict[str, str] = {
-    "bruteforce": "deplbench.formulations.bruteforce",
+    "exact": "deplbench.formulations.exact",
+    "bruteforce": "deplbench.formulations.exact",
     "milp-highs": "deplbench.formulations.highs_pyomo",
     "milp-highs-direct": "deplbench.formulations.highs_direct",
     "milp-cpsat": "deplbench.formulations.cpsat",

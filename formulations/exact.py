@@ -1,0 +1,272 @@
+"""``exact``: certified optimum of the true DepL problem by lazy best-first branch-and-bound.
+
+Nodes are (dataset selection D, set U of clusters allowed to train, count vector n of
+epochs per model). Cost and time depend on a plan only through (D, U, n) and the
+allocation of epochs to options; the loss only through D and the model sequence.
+
+* **Outer search** (this module): the count vectors of every (D, U) are generated lazily
+  as a lattice (the children of n are n + e_j for j >= the last model n uses, so each
+  vector has one parent) and kept in one heap keyed by a valid lower bound on cost: the
+  Lagrangian (LP) allocation bound plus the transfer cost, non-decreasing from parent to
+  child. A popped bound node pushes its children, is screened by the relaxed quantile of
+  all its sequences (:mod:`.exact_bounds`), and goes back with its exact allocation cost.
+  A popped exact node has its sequences searched (:mod:`.exact_search`); the first
+  certified sequence is optimal, because every key left is a lower bound.
+* **Incumbent**: ``depl-plus`` (certified by the evaluator) prunes from the start; a node
+  whose key reaches the incumbent's cost is never expanded.
+* **Limits**: on ``time_limit`` or ``max_nodes`` (heap entries) the result is ``timeout``
+  with the best certified plan, ``bound`` (the key being processed: every unexplored plan
+  costs at least that) and ``gap``.
+
+The result is optimal among plans certified at the evaluator's tolerance (as the
+evaluator itself decides feasibility). Proofs of every rule: ``docs/exact.md``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import resource
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from deplbench.formulations.allocation import Allocation, Allocator
+from deplbench.formulations.exact_bounds import Bounder
+from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout
+from deplbench.instances.plan import Plan
+from deplbench.instances.semantics import data_effect, options, transfer_cost
+from deplbench.registry import register_solver
+from deplbench.results import SolveResult, Status
+
+CLAIM = "optimal among plans certified at the evaluator's tolerance"
+DEFAULT_MAX_NODES = 2_000_000
+MAX_DATASETS = 12
+MAX_CLUSTERS_WITH_TRANSFER = 8
+STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
+             "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations")
+
+
+class Refused(Exception):
+    """The instance has more dataset selections or cluster sets than the search handles."""
+
+
+@dataclass
+class _Group:
+    """One (dataset selection, cluster set): its allocator and fixed costs."""
+
+    datasets: tuple[str, ...]
+    g: float
+    opts: object  # semantics.Options
+    cols: tuple[int, ...]  # option indices of the clusters in U
+    alloc: Allocator
+    transfer: float
+
+
+def _groups(inst) -> list[_Group]:
+    if len(inst.datasets) > MAX_DATASETS:
+        raise Refused(f"{len(inst.datasets)} datasets: at most {MAX_DATASETS}")
+    out = []
+    n_cl = len(inst.clusters)
+    for r in range(1, len(inst.datasets) + 1):
+        for ds in itertools.combinations(inst.dataset_ids, r):
+            de = data_effect(inst, ds)
+            if not de.g > 0:
+                continue
+            opts = options(inst, ds)
+            if any(inst.transfer_cost(d, c) > 0 for d in ds for c in inst.cluster_ids):
+                if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
+                    raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
+                sets = [s for k in range(1, n_cl + 1) for s in itertools.combinations(range(n_cl), k)]
+            else:
+                sets = [tuple(range(n_cl))]
+            for s in sets:
+                cols = tuple(int(c) for c in np.nonzero(np.isin(opts.cluster_index, s))[0])
+                al = Allocator(opts.cost[list(cols)], opts.time[:, list(cols)], inst.time_budget)
+                out.append(_Group(ds, de.g, opts, cols, al,
+                                  transfer_cost(inst, ds, [inst.cluster_ids[j] for j in s])))
+    return out
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class _BranchAndBound:
+    """State of one search (see the module docstring)."""
+
+    def __init__(self, instance, deadline: float, max_nodes: int):
+        self.inst = instance
+        self.deadline = deadline
+        self.max_nodes = max_nodes
+        self.stats = dict.fromkeys(STAT_KEYS, 0)
+        self.groups = _groups(instance)
+        self.bounder = Bounder(instance, self.stats)
+        self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline)
+        self.M = len(instance.models)
+        self.best: tuple[float, Plan] | None = None
+        # count-level screens: counts -> largest g refuted / smallest g passed (dominance in (n, g))
+        self.refuted: dict[tuple[int, ...], float] = {}
+        self.passed: dict[tuple[int, ...], float] = {}
+
+    # ---- count-level screen ------------------------------------------------------------------
+    def _screen(self, g: float, n: tuple[int, ...]) -> bool:
+        """False if no sequence with counts n can meet the quantile (proven), else True."""
+        b = self.bounder
+        if not b.valid:
+            return True
+        units = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(self.M)]
+        if self.refuted.get(n, -math.inf) >= g or any(self.refuted.get(u, -math.inf) >= g for u in units):
+            self.stats["pruned_dominance"] += 1
+            return False
+        downs = [tuple(c - (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
+        if self.passed.get(n, math.inf) <= g or any(self.passed.get(d, math.inf) <= g for d in downs):
+            return True  # a dominated relaxation was not refuted: this one cannot be
+        if b.refuted(b.counts_terms(g, n)):
+            self.refuted[n] = max(g, self.refuted.get(n, -math.inf))
+            self.stats["pruned_quantile"] += 1
+            return False
+        self.passed[n] = min(g, self.passed.get(n, math.inf))
+        return True
+
+    # ---- plans -------------------------------------------------------------------------------
+    def _plan(self, grp: _Group, runs: Runs, al: Allocation) -> Plan:
+        queues = [sorted(o, reverse=True) for o in al.options]  # grouped options: fewer segments
+        epochs = []
+        for m, n in runs:
+            for _ in range(n):
+                o = grp.cols[queues[m].pop()]
+                epochs.append((self.inst.model_ids[m], grp.opts.clusters[o], grp.opts.levels[o]))
+        return Plan.from_epochs(grp.datasets, epochs)
+
+    def _incumbent(self, time_limit: float) -> None:
+        from deplbench.registry import solve
+
+        res = solve("depl-plus", self.inst, {"time_limit": time_limit})
+        if res.status.has_solution and res.evaluation is not None and res.evaluation.feasible:
+            self.best = (float(res.evaluation.cost), res.plan)
+            self.stats["incumbent_cost"] = float(res.evaluation.cost)
+
+    # ---- search ------------------------------------------------------------------------------
+    def _children(self, gi: int, n: tuple[int, ...], heap: list, tie) -> None:
+        start = max((j for j in range(self.M) if n[j] > 0), default=0)
+        if sum(n) >= self.inst.max_epochs:
+            return
+        kids = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(start, self.M)]
+        grp = self.groups[gi]
+        lbs = grp.alloc.lower_bounds(np.array(kids, dtype=float)) + grp.transfer
+        cap = self.best[0] if self.best else math.inf
+        for kid, lb in zip(kids, lbs, strict=True):
+            if not math.isfinite(lb):
+                continue
+            if lb >= cap:
+                self.stats["pruned_bound"] += 1
+                continue
+            heapq.heappush(heap, (float(lb), next(tie), 0, gi, kid, None))
+
+    def run(self) -> SolveResult:
+        heap: list = []
+        tie = itertools.count()
+        for gi in range(len(self.groups)):
+            self._children(gi, (0,) * self.M, heap, tie)
+        key = -math.inf
+        try:
+            while heap:
+                if len(heap) > self.max_nodes:
+                    return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached")
+                if time.perf_counter() > self.deadline:
+                    raise Timeout
+                key, _, exact, gi, n, al = heap[0]  # n: counts, or runs when exact
+                if self.best is not None and key >= self.best[0]:
+                    break
+                heapq.heappop(heap)
+                grp = self.groups[gi]
+                if exact:
+                    self.best = (al.cost + grp.transfer, self._plan(grp, n, al))
+                    break
+                self.stats["count_vectors"] += 1
+                self._children(gi, n, heap, tie)
+                if not self._screen(grp.g, n):
+                    continue
+                runs = self.seqs.find(grp.g, grp.datasets, n)
+                if runs is None:
+                    continue
+                self.stats["allocations"] += 1
+                al = grp.alloc.solve(n)  # exists: the all-fastest allocation fits (finite key)
+                self.stats["milp_allocations"] += al.method == "milp"
+                cost = al.cost + grp.transfer
+                if self.best is not None and cost >= self.best[0]:
+                    self.stats["pruned_bound"] += 1
+                    continue
+                heapq.heappush(heap, (max(cost, key), next(tie), 1, gi, runs, al))
+        except Timeout:
+            return self._stopped(key, "time limit reached")
+        return self._finish()
+
+    def _extra(self) -> dict:
+        out = {k: float(v) for k, v in self.stats.items()}
+        out["peak_mem_mb"] = _peak_mb()
+        out["unproven_rejections"] = float(self.seqs.unproven)
+        return out
+
+    def _finish(self) -> SolveResult:
+        if self.best is None:
+            return SolveResult(Status.INFEASIBLE, message="no plan is certified feasible (" + CLAIM + ")",
+                               extra=self._extra(), nodes=int(self.stats["nodes"]))
+        cost, plan = self.best
+        return SolveResult(Status.OPTIMAL, plan, objective=cost, bound=cost, gap=0.0, message=CLAIM,
+                           extra=self._extra(), nodes=int(self.stats["nodes"]))
+
+    def _stopped(self, key: float, why: str) -> SolveResult:
+        bound = max(key, 0.0) if math.isfinite(key) else 0.0
+        if self.best is None:
+            return SolveResult(Status.TIMEOUT, bound=bound, message=why, extra=self._extra(),
+                               nodes=int(self.stats["nodes"]))
+        cost, plan = self.best
+        bound = min(bound, cost)
+        gap = (cost - bound) / max(abs(cost), 1e-9)
+        return SolveResult(Status.TIMEOUT, plan, objective=cost, bound=bound, gap=gap, message=why,
+                           extra=self._extra(), nodes=int(self.stats["nodes"]))
+
+
+DEFAULTS = {"max_nodes": DEFAULT_MAX_NODES, "incumbent": True}
+DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
+               "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
+               "evaluator's tolerance; timeout gives the certified gap)")
+
+
+@register_solver("bruteforce", kind="exact", defaults=DEFAULTS, description=DESCRIPTION + "; alias of exact")
+@register_solver("exact", kind="exact", defaults=DEFAULTS, description=DESCRIPTION)
+def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool = True, time_limit: float = 60.0,
+                seed: int = 0, threads: int = 1) -> SolveResult:
+    """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
+
+    Parameters
+    ----------
+    instance : Instance
+    max_nodes : int
+        Most heap entries kept (memory bound); beyond it the result is ``timeout``.
+    incumbent : bool
+        Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
+    time_limit : float
+        Seconds (the incumbent heuristic included); on expiry the result is ``timeout``
+        with the best certified plan, ``bound`` and ``gap``.
+
+    Returns
+    -------
+    SolveResult
+        ``optimal`` (among plans certified at the evaluator's tolerance), ``infeasible``
+        (proven in the same sense), ``timeout`` or ``error`` (refused).
+    """
+    t0 = time.perf_counter()
+    try:
+        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes))
+    except Refused as exc:
+        return SolveResult(Status.ERROR, message=f"refused: {exc}")
+    if incumbent:
+        search._incumbent(max(float(time_limit) / 4, 1.0))
+    build = time.perf_counter() - t0
+    res = search.run()
+    return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

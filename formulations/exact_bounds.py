@@ -1,0 +1,168 @@
+"""Valid quantile lower bounds for the ``exact`` search (proofs in ``docs/exact.md``).
+
+The loss of a plan is ``l0 - g sum_k a_{m_k}(k) X_k + sum_switches P`` (MODEL.md section 4).
+When every noise law is non-negative (every family but ``normal``), a *relaxed* loss that
+is pointwise no larger under a coupling gives a lower bound on the omega-quantile:
+
+* a model's remaining epochs, wherever they are placed after position ``k``, sit at
+  positions ``>= k + 1, k + 2, ...``; the progress ``a_m`` is non-increasing, so giving them
+  exactly those earliest positions can only raise the coefficient of a non-negative factor;
+* penalties of switches not yet made are replaced by their lowest value ``min(0, low)``
+  (0 on every shipped family), once per remaining epoch.
+
+:class:`Bounder` builds these relaxed losses (for a count vector, or a prefix of a
+sequence) and refutes them cheaply: Cantelli's inequality first, then a coarse certified
+bracket (``lo > target`` proves every completion infeasible).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from deplbench.instances.distributions import model_noise, penalty_dist
+from deplbench.instances.loss import LossTerms
+from deplbench.instances.quantile import quantile_bracket
+
+COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
+MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
+
+
+@dataclass
+class Prefix:
+    """A partial sequence: positions ``1..k`` fixed, ``r[m]`` epochs of model m still to place.
+
+    ``s`` holds the per_run coefficient sums of the placed epochs (sum of a_m over them),
+    ``coefs``/``models`` the per_epoch terms of the placed epochs, ``switches`` the switch
+    indices (into ``instance.switches``) made so far.
+    """
+
+    k: int
+    last: int
+    r: tuple[int, ...]
+    s: tuple[float, ...]
+    switches: tuple[int, ...]
+    epoch_models: tuple[int, ...]
+
+
+class Bounder:
+    """Relaxed losses and their refutation for one instance (all dataset selections).
+
+    Parameters
+    ----------
+    instance : Instance
+    stats : dict
+        Counters updated in place (``brackets``, ``cantelli``).
+    """
+
+    def __init__(self, instance, stats: dict):
+        self.inst = instance
+        self.stats = stats
+        ids = instance.model_ids
+        K = instance.max_epochs
+        self.M = len(ids)
+        self.per_run = instance.noise_mode == "per_run"
+        self.target = instance.loss.target
+        self.omega = instance.loss.quantile
+        self.l0 = instance.loss.initial
+        self.margin = MARGIN_RTOL * self.l0
+        self.cantelli = math.sqrt((1 - self.omega) / self.omega)
+        self.upper = math.sqrt(self.omega / (1 - self.omega))
+        self._qcache: dict[tuple[int, int], float] = {}
+        k = np.arange(1, K + 2, dtype=float)
+        # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
+        self.a = np.array([m.progress.A / (k + m.progress.B) ** m.progress.p for m in instance.models])
+        self.cum = np.concatenate([np.zeros((self.M, 1)), np.cumsum(self.a, axis=1)], axis=1)
+        self.noise = [model_noise(m) for m in instance.models]
+        self.nmean = np.array([d.mean for d in self.noise])
+        self.nvar = np.array([d.var for d in self.noise])
+        self.pen = [penalty_dist(s.penalty) for s in instance.switches]
+        self.pmean = np.array([d.mean for d in self.pen])
+        self.pvar = np.array([d.var for d in self.pen])
+        self.low = min([0.0] + [s.penalty.low for s in instance.switches])
+        self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
+        # the coupling argument needs X >= 0 almost surely (not the normal law)
+        self.valid = all((d.value >= 0) if d.is_constant else d.lower >= 0 for d in self.noise)
+
+    # ---- relaxed losses ----------------------------------------------------------------------
+    def counts_terms(self, g: float, counts) -> LossTerms:
+        """Relaxed loss of every sequence with epoch counts ``counts`` (positions from 1)."""
+        return self.prefix_terms(g, Prefix(0, -1, tuple(int(c) for c in counts), (0.0,) * self.M, (), ()))
+
+    def prefix_terms(self, g: float, p: Prefix) -> LossTerms:
+        """Relaxed loss of every completion of the prefix ``p`` (exact when ``r`` is all zero)."""
+        dists, coefs = [], []
+        offset = self.l0 + self.low * sum(p.r)  # future switches: at most one per remaining epoch
+        if self.per_run:
+            for m in range(self.M):
+                c = p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]
+                if c > 0:
+                    dists.append(self.noise[m])
+                    coefs.append(-g * c)
+        else:
+            for j, m in enumerate(p.epoch_models):
+                dists.append(self.noise[m])
+                coefs.append(-g * self.a[m, j])
+            for m in range(self.M):
+                for j in range(p.k, p.k + p.r[m]):
+                    dists.append(self.noise[m])
+                    coefs.append(-g * self.a[m, j])
+        for i in p.switches:
+            dists.append(self.pen[i])
+            coefs.append(1.0)
+        keep_d, keep_c = [], []
+        for d, c in zip(dists, coefs, strict=True):
+            if d.is_constant:
+                offset += c * d.value
+            elif c != 0.0:
+                keep_d.append(d)
+                keep_c.append(c)
+        return LossTerms(offset, tuple(keep_d), tuple(keep_c))
+
+    # ---- refutation --------------------------------------------------------------------------
+    def _product_bound(self, terms: LossTerms) -> float:
+        """A lower bound on the omega-quantile from independence alone (needs X >= 0).
+
+        With W = sum |c_i| X_i over the n negative terms and beta^n > 1 - omega,
+        P(W <= sum |c_i| q_beta(X_i)) >= prod P(X_i <= q_beta(X_i)) = beta^n > 1 - omega, so
+        q_omega(l) >= offset + sum_{c_i > 0} c_i low_i - sum |c_i| q_beta(X_i).
+        """
+        if not self.valid:
+            return -math.inf
+        neg = [(d, c) for d, c in zip(terms.dists, terms.coefs, strict=True) if c < 0]
+        n = len(neg)
+        if n == 0:
+            return -math.inf
+        beta = min((1 - self.omega) ** (1.0 / n) * (1 + 1e-9), 1.0)
+        if beta >= 1.0:
+            return -math.inf
+        out = terms.offset + sum(c * d.lower for d, c in zip(terms.dists, terms.coefs, strict=True) if c > 0)
+        for d, c in neg:
+            key = (id(d), n)
+            q = self._qcache.get(key)
+            if q is None:
+                q = self._qcache[key] = float(d.ppf(beta)) * (1 + 1e-12)
+            out += c * q
+        return out
+
+    def refuted(self, terms: LossTerms, bracket: bool = True) -> bool:
+        """True when the omega-quantile of ``terms`` is proven above the target.
+
+        Cantelli's inequality always; the coarse certified bracket only with ``bracket``.
+        """
+        mean, var = terms.mean, terms.var
+        sd = math.sqrt(max(var, 0.0)) * (1 + 1e-6)
+        self.stats["cantelli"] += 1
+        if mean - sd * self.cantelli - 1e-6 * self.l0 > self.target:
+            return True  # Cantelli: P(l <= mean - t) <= var / (var + t^2) < omega
+        if not terms.dists:
+            return terms.offset > self.target + self.margin
+        if self._product_bound(terms) > self.target + self.margin:
+            self.stats["product"] += 1
+            return True
+        if not bracket or mean + sd * self.upper < self.target:
+            return False  # Cantelli's upper bound: q <= mean + sd sqrt(omega / (1 - omega)) < target
+        self.stats["brackets"] += 1
+        return quantile_bracket(terms, self.omega, COARSE_RTOL * self.l0).lo > self.target + self.margin

@@ -1,0 +1,171 @@
+"""Lazy search of the model sequences of one count vector (the inner search of ``exact``).
+
+Sequences are generated depth first, one epoch at a time, never materialised. A prefix
+is cut when the relaxed loss of all its completions (:class:`~.exact_bounds.Bounder`) is
+proven above the target, or when a stored refutation dominates it (same prefix, no fewer
+remaining epochs of each model, no smaller data effect ``g``). A complete sequence is
+decided by the evaluator's own test (:func:`~deplbench.instances.evaluate.certify` with
+``decide=target``). Proofs: ``docs/exact.md``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from deplbench.formulations.exact_bounds import Bounder, Prefix
+from deplbench.instances.evaluate import DEFAULT_RTOL, certify
+from deplbench.instances.loss import loss_terms
+from deplbench.instances.plan import Plan
+
+Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...)
+MAX_MEMO = 500_000  # stored refutations (each a few hundred bytes); cleared beyond it
+MEMO_PER_KEY = 8
+
+
+class Timeout(Exception):
+    """The deadline passed inside a search."""
+
+
+def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
+    return any(g2 >= g and all(a >= b for a, b in zip(r2, r, strict=True)) for r2, g2 in entries)
+
+
+class SequenceSearch:
+    """Depth-first search for a certified sequence with given epoch counts.
+
+    Parameters
+    ----------
+    instance : Instance
+    bounder : Bounder
+    stats : dict
+        Counters updated in place.
+    deadline : float
+        ``time.perf_counter()`` value after which :class:`Timeout` is raised.
+    """
+
+    def __init__(self, instance, bounder: Bounder, stats: dict, deadline: float):
+        self.inst = instance
+        self.b = bounder
+        self.stats = stats
+        self.deadline = deadline
+        M = bounder.M
+        ids = instance.model_ids
+        self.nxt = [[m for m in range(M) if m == a or instance.allowed(ids[a], ids[m])] for a in range(M)]
+        reach = []
+        for a in range(M):  # models reachable from a (a included), by a walk of allowed switches
+            seen, todo = {a}, [a]
+            while todo:
+                for m in self.nxt[todo.pop()]:
+                    if m not in seen:
+                        seen.add(m)
+                        todo.append(m)
+            reach.append(frozenset(seen))
+        self.reach = reach
+        self.memo: dict[Runs, list] = {}  # prefix -> [(remaining counts, g)] proven refuted
+        self.memo_size = 0
+        self.unproven = False  # a sequence was rejected only because its bracket straddled
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _tick(self) -> None:
+        self.stats["nodes"] += 1
+        if self.stats["nodes"] % 64 == 0 and time.perf_counter() > self.deadline:
+            raise Timeout
+
+    def _remember(self, runs: Runs, r: tuple[int, ...], g: float) -> None:
+        if self.memo_size >= MAX_MEMO:
+            self.memo.clear()
+            self.memo_size = 0
+        lst = self.memo.setdefault(runs, [])
+        if len(lst) < MEMO_PER_KEY:
+            lst.append((r, g))
+            self.memo_size += 1
+
+    def _models(self, runs: Runs) -> list[str]:
+        return [self.inst.model_ids[m] for m, n in runs for _ in range(n)]
+
+    # ---- search ------------------------------------------------------------------------------
+    def find(self, g: float, datasets: tuple[str, ...], counts: tuple[int, ...]) -> Runs | None:
+        """A sequence with ``counts`` that the evaluator certifies feasible, or None."""
+        zero = (0.0,) * self.b.M
+        for m in sorted(range(self.b.M), key=lambda m: -self.b.a[m, 0] * self.b.nmean[m]):
+            if counts[m] == 0:
+                continue
+            r = list(counts)
+            r[m] -= 1
+            s = list(zero)
+            s[m] = self.b.a[m, 0]
+            out = self._visit(g, datasets, ((m, 1),), Prefix(1, m, tuple(r), tuple(s), (), (m,)))
+            if out is not None:
+                return out
+        return None
+
+    def _visit(self, g: float, datasets, runs: Runs, p: Prefix) -> Runs | None:
+        self._tick()
+        if not any(p.r):
+            return self._leaf(g, datasets, runs, p)
+        if not {m for m in range(self.b.M) if p.r[m]} <= self.reach[p.last]:
+            self.stats["pruned_walk"] += 1
+            return None
+        if self.b.valid and len(runs) > 0:
+            entries = self.memo.get(runs)
+            if entries and _dominated(entries, p.r, g):
+                self.stats["pruned_dominance"] += 1
+                return None
+            # brackets only where a run has just started (the relaxation changed most); Cantelli always
+            if self.b.refuted(self.b.prefix_terms(g, p), bracket=runs[-1][1] == 1 and p.k > 1):
+                self.stats["pruned_quantile"] += 1
+                self._remember(runs, p.r, g)
+                return None
+        b = self.b
+        kids = [m for m in self.nxt[p.last] if p.r[m] > 0]
+        kids.sort(key=lambda m: (m != p.last, -b.a[m, p.k] * b.nmean[m]))
+        for m in kids:
+            r = list(p.r)
+            r[m] -= 1
+            s = list(p.s)
+            s[m] += b.a[m, p.k]
+            sw = p.switches if m == p.last else p.switches + (b.sw_index[(p.last, m)],)
+            new = runs[:-1] + ((m, runs[-1][1] + 1),) if m == p.last else runs + ((m, 1),)
+            out = self._visit(g, datasets, new, Prefix(p.k + 1, m, tuple(r), tuple(s), sw, p.epoch_models + (m,)))
+            if out is not None:
+                return out
+        return None
+
+    def _leaf(self, g: float, datasets, runs: Runs, p: Prefix) -> Runs | None:
+        """Decide a complete sequence: stored refutations, screen, then the evaluator's test."""
+        self.stats["sequences"] += 1
+        b = self.b
+        # per_run, X >= 0: a sequence whose last run is longer dominates (monotonicity), so a
+        # refutation stored for the prefix ``runs[:-1] + (m, n')`` with n' >= n covers this one
+        head, (m, n) = runs[:-1], runs[-1]
+        key = head + ((m, 0),)
+        if b.valid and b.per_run:
+            entries = self.memo.get(key)
+            if entries and any(g2 >= g and r2[0] >= n for r2, g2 in entries):
+                self.stats["pruned_dominance"] += 1
+                return None
+        terms = loss_terms(self.inst, self._models(runs), g)
+        proven = b.valid and b.refuted(terms)
+        if not proven:
+            self.stats["certified"] += 1
+            br = certify(self.inst, Plan(datasets, ()), DEFAULT_RTOL, decide=b.target, terms=terms)
+            if br.hi <= b.target:
+                return runs
+            proven = br.lo > b.target + b.margin
+            self.unproven |= not proven
+        else:
+            self.stats["pruned_quantile"] += 1
+        if proven and b.valid and b.per_run:
+            self._remember(key, (self._longest_refuted(g, head, m, n, p.k),), g)
+        return None
+
+    def _longest_refuted(self, g: float, head: Runs, m: int, n: int, K: int) -> int:
+        """Largest n' >= n with ``head + (m, n')`` proven infeasible (bisection; monotone in n')."""
+        lo, hi = n, n + self.inst.max_epochs - K + 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.b.refuted(loss_terms(self.inst, self._models(head + ((m, mid),)), g)):
+                lo = mid
+            else:
+                hi = mid
+        return lo
