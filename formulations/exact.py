@@ -124,7 +124,7 @@ class _BranchAndBound:
         downs = [tuple(c - (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
         if self.passed.get(n, math.inf) <= g or any(self.passed.get(d, math.inf) <= g for d in downs):
             return True  # a dominated relaxation was not refuted: this one cannot be
-        if b.refuted(b.counts_terms(g, n)):
+        if b.prefix_refuted(g, b.root(n)):
             self.refuted[n] = max(g, self.refuted.get(n, -math.inf))
             self.stats["pruned_quantile"] += 1
             return False

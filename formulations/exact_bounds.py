@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.instances.distributions import model_noise, penalty_dist
+from deplbench.instances.distributions import Dist, model_noise, penalty_dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
@@ -70,6 +70,8 @@ class Bounder:
         self.margin = MARGIN_RTOL * self.l0
         self.cantelli = math.sqrt((1 - self.omega) / self.omega)
         self.upper = math.sqrt(self.omega / (1 - self.omega))
+        # refuted per_run relaxations (coefficients, switch counts, offset): dominance store
+        self.store = LabelStore(self.M, len(instance.switches) + 1) if self.per_run else None
         self._qcache: dict[tuple[int, int], float] = {}
         k = np.arange(1, K + 2, dtype=float)
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
@@ -82,14 +84,20 @@ class Bounder:
         self.pmean = np.array([d.mean for d in self.pen])
         self.pvar = np.array([d.var for d in self.pen])
         self.low = min([0.0] + [s.penalty.low for s in instance.switches])
+        # stochastically smallest penalty (only used when every penalty is >= 0)
+        self.pmin = min_law(self.pen) if self.pen and self.low == 0 else None
         self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
         # the coupling argument needs X >= 0 almost surely (not the normal law)
         self.valid = all((d.value >= 0) if d.is_constant else d.lower >= 0 for d in self.noise)
 
     # ---- relaxed losses ----------------------------------------------------------------------
+    def root(self, counts) -> Prefix:
+        """The empty prefix of the sequences with epoch counts ``counts``."""
+        return Prefix(0, -1, tuple(int(c) for c in counts), (0.0,) * self.M, (), ())
+
     def counts_terms(self, g: float, counts) -> LossTerms:
         """Relaxed loss of every sequence with epoch counts ``counts`` (positions from 1)."""
-        return self.prefix_terms(g, Prefix(0, -1, tuple(int(c) for c in counts), (0.0,) * self.M, (), ()))
+        return self.prefix_terms(g, self.root(counts))
 
     def prefix_terms(self, g: float, p: Prefix) -> LossTerms:
         """Relaxed loss of every completion of the prefix ``p`` (exact when ``r`` is all zero)."""
@@ -112,6 +120,9 @@ class Bounder:
         for i in p.switches:
             dists.append(self.pen[i])
             coefs.append(1.0)
+        for _ in range(self.mandatory(p)):
+            dists.append(self.pmin)
+            coefs.append(1.0)
         keep_d, keep_c = [], []
         for d, c in zip(dists, coefs, strict=True):
             if d.is_constant:
@@ -121,7 +132,28 @@ class Bounder:
                 keep_c.append(c)
         return LossTerms(offset, tuple(keep_d), tuple(keep_c))
 
+    def mandatory(self, p: Prefix) -> int:
+        """Switches every completion still makes: one into each remaining model but the last."""
+        if self.pmin is None:
+            return 0
+        return sum(1 for m in range(self.M) if p.r[m] > 0 and m != p.last) - (p.last < 0 and any(p.r))
+
     # ---- refutation --------------------------------------------------------------------------
+    def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
+        """Refute every completion of ``p``: dominance by a stored refutation, else :meth:`refuted`."""
+        if self.store is None or self.low < 0:
+            return self.refuted(self.prefix_terms(g, p), bracket)
+        c = np.array([g * (p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]) for m in range(self.M)])
+        cnt = np.bincount(np.asarray(p.switches, dtype=int), minlength=self.store.P)
+        cnt[-1] = self.mandatory(p)  # the last column counts the stochastically smallest penalty
+        if self.store.dominated(c, cnt):
+            self.stats["pruned_dominance"] += 1
+            return True
+        if self.refuted(self.prefix_terms(g, p), bracket):
+            self.store.add(c, cnt)
+            return True
+        return False
+
     def _product_bound(self, terms: LossTerms) -> float:
         """A lower bound on the omega-quantile from independence alone (needs X >= 0).
 
@@ -166,3 +198,54 @@ class Bounder:
             return False  # Cantelli's upper bound: q <= mean + sd sqrt(omega / (1 - omega)) < target
         self.stats["brackets"] += 1
         return quantile_bracket(terms, self.omega, COARSE_RTOL * self.l0).lo > self.target + self.margin
+
+
+class LabelStore:
+    """Refuted per_run relaxations ``l0 - sum_m c_m X_m + sum_p n_p P_p`` (penalties >= 0).
+
+    A relaxation with coefficients ``c' <= c`` and switch counts ``n' >= n`` of a refuted one
+    is pointwise no smaller (X >= 0, P >= 0), hence refuted too. Keeps the last ``cap`` entries.
+    """
+
+    def __init__(self, M: int, P: int, cap: int = 4096):
+        self.P = P
+        self.c = np.full((cap, M), -np.inf)
+        self.n = np.full((cap, max(P, 1)), np.iinfo(np.int64).max, dtype=np.int64)
+        self.i = 0
+        self.cap = cap
+
+    def dominated(self, c: np.ndarray, n: np.ndarray) -> bool:
+        ok = np.all(self.c >= c, axis=1)
+        if self.P:
+            ok &= np.all(self.n <= n, axis=1)
+        return bool(ok.any())
+
+    def add(self, c: np.ndarray, n: np.ndarray) -> None:
+        j = self.i % self.cap
+        self.c[j] = c
+        if self.P:
+            self.n[j] = n
+        self.i += 1
+
+
+def min_law(dists: list[Dist]) -> Dist:
+    """The law with CDF max_i F_i: stochastically below every one of ``dists`` (quantile coupling).
+
+    Its mean and variance are replaced by a lower bound (min of the means) and an upper bound
+    (max of the second moments minus that bound squared), which keeps Cantelli's bound valid
+    for non-negative laws.
+    """
+    if all(d.is_constant for d in dists):
+        from deplbench.instances.distributions import _constant
+
+        return _constant(min(d.value for d in dists))
+    cdf = lambda x: np.max([np.asarray(d.cdf(x), float) for d in dists], axis=0)  # noqa: E731
+    sf = lambda x: np.min([np.asarray(d.sf(x), float) for d in dists], axis=0)  # noqa: E731
+    ppf = lambda q: np.min([np.asarray(d.ppf(q), float) for d in dists], axis=0)  # noqa: E731
+    isf = lambda q: np.min([np.asarray(d.isf(q), float) for d in dists], axis=0)  # noqa: E731
+    mean = min(d.mean for d in dists)
+    m2 = max(d.var + d.mean ** 2 for d in dists)
+    lower = min(d.lower for d in dists)
+    upper = max(d.upper for d in dists)
+    return Dist("min-penalty", cdf, sf, ppf, isf, mean, max(m2 - mean * mean, 0.0), lower, upper,
+                float(ppf(0.5)))

@@ -112,7 +112,7 @@ class SequenceSearch:
                 self.stats["pruned_dominance"] += 1
                 return None
             # brackets only where a run has just started (the relaxation changed most); Cantelli always
-            if self.b.refuted(self.b.prefix_terms(g, p), bracket=runs[-1][1] == 1 and p.k > 1):
+            if self.b.prefix_refuted(g, p, bracket=self.b.per_run and runs[-1][1] == 1 and p.k > 1):
                 self.stats["pruned_quantile"] += 1
                 self._remember(runs, p.r, g)
                 return None
