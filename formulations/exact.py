@@ -44,6 +44,7 @@ from deplbench.results import SolveResult, Status
 CLAIM = "optimal among plans certified at the evaluator's tolerance"
 DEFAULT_MAX_NODES = 2_000_000
 MAX_DATASETS = 12
+MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 MAX_CLUSTERS_WITH_TRANSFER = 8
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations")
@@ -117,13 +118,17 @@ class _BranchAndBound:
         b = self.bounder
         if not b.valid:
             return True
-        units = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(self.M)]
+        # same models used: the relaxations count the same mandatory switches (docs/exact.md)
+        units = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
         if self.refuted.get(n, -math.inf) >= g or any(self.refuted.get(u, -math.inf) >= g for u in units):
             self.stats["pruned_dominance"] += 1
             return False
-        downs = [tuple(c - (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
+        downs = [tuple(c - (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 1]
         if self.passed.get(n, math.inf) <= g or any(self.passed.get(d, math.inf) <= g for d in downs):
             return True  # a dominated relaxation was not refuted: this one cannot be
+        if len(self.refuted) + len(self.passed) > MAX_SCREENS:
+            self.refuted.clear()
+            self.passed.clear()
         if b.prefix_refuted(g, b.root(n)):
             self.refuted[n] = max(g, self.refuted.get(n, -math.inf))
             self.stats["pruned_quantile"] += 1

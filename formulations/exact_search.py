@@ -27,7 +27,10 @@ class Timeout(Exception):
 
 
 def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
-    return any(g2 >= g and all(a >= b for a, b in zip(r2, r, strict=True)) for r2, g2 in entries)
+    """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2 and
+    the same models remain (so the relaxations count the same mandatory switches)."""
+    return any(g2 >= g and all(a >= b and (a > 0) == (b > 0) for a, b in zip(r2, r, strict=True))
+               for r2, g2 in entries)
 
 
 class SequenceSearch:
