@@ -215,9 +215,12 @@ class LabelStore:
         self.cap = cap
 
     def dominated(self, c: np.ndarray, n: np.ndarray) -> bool:
-        ok = np.all(self.c >= c, axis=1)
-        if self.P:
-            ok &= np.all(self.n <= n, axis=1)
+        k = min(self.i, self.cap)
+        if k == 0:
+            return False
+        ok = (self.c[:k] >= c).all(axis=1)
+        if self.P and ok.any():
+            ok &= (self.n[:k] <= n).all(axis=1)
         return bool(ok.any())
 
     def add(self, c: np.ndarray, n: np.ndarray) -> None:

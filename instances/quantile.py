@@ -53,6 +53,12 @@ class Bracket:
         return self.hi - self.lo
 
 
+@lru_cache(maxsize=1024)
+def _core(dist) -> tuple[float, float]:
+    """The core [ppf(TAIL), isf(TAIL)] of a law, clipped to its support (cached per law)."""
+    return max(dist.lower, float(dist.ppf(TAIL))), min(dist.upper, float(dist.isf(TAIL)))
+
+
 @lru_cache(maxsize=4096)
 def _term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float]:
     """Lattice pmf of coef * Z rounded up to multiples of h: (start index, masses, dropped mass).
@@ -60,8 +66,7 @@ def _term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float]:
     Memoised (a pure function of its arguments; heuristics certify many plans that share
     terms), so the returned masses are read-only.
     """
-    zhi = min(dist.upper, float(dist.isf(TAIL)))
-    zlo = max(dist.lower, float(dist.ppf(TAIL)))
+    zlo, zhi = _core(dist)
     tlo, thi = sorted((coef * zlo, coef * zhi))
     j0 = math.floor(tlo / h)
     j1 = max(math.ceil(thi / h), j0 + 1)
@@ -146,8 +151,7 @@ def _lattice_of(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float,
     n = len(terms.dists)
     h = width / (n + 1)
     # keep every term's lattice below MAX_POINTS (coarser h, wider bracket, reported)
-    spans = [abs(c) * (min(d.upper, float(d.isf(TAIL))) - max(d.lower, float(d.ppf(TAIL))))
-             for d, c in zip(terms.dists, terms.coefs, strict=True)]
+    spans = [abs(c) * (_core(d)[1] - _core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
     h = max(h, max(spans) / MAX_POINTS)
     beta = 0.0
     err = 0.0
