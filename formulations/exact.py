@@ -37,7 +37,8 @@ from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.exact_bounds import Bounder
 from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout
 from deplbench.instances.plan import Plan
-from deplbench.instances.semantics import data_effect, options, transfer_cost
+from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
+from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
@@ -71,23 +72,22 @@ def _groups(inst) -> list[_Group]:
         raise Refused(f"{len(inst.datasets)} datasets: at most {MAX_DATASETS}")
     out = []
     n_cl = len(inst.clusters)
-    for r in range(1, len(inst.datasets) + 1):
-        for ds in itertools.combinations(inst.dataset_ids, r):
-            de = data_effect(inst, ds)
-            if not de.g > 0:
-                continue
-            opts = options(inst, ds)
-            if any(inst.transfer_cost(d, c) > 0 for d in ds for c in inst.cluster_ids):
-                if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
-                    raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
-                sets = [s for k in range(1, n_cl + 1) for s in itertools.combinations(range(n_cl), k)]
-            else:
-                sets = [tuple(range(n_cl))]
-            for s in sets:
-                cols = tuple(int(c) for c in np.nonzero(np.isin(opts.cluster_index, s))[0])
-                al = Allocator(opts.cost[list(cols)], opts.time[:, list(cols)], inst.time_budget)
-                out.append(_Group(ds, de.g, opts, cols, al,
-                                  transfer_cost(inst, ds, [inst.cluster_ids[j] for j in s])))
+    for ds in nonempty_subsets(inst.dataset_ids):
+        de = data_effect(inst, ds)
+        if not de.g > 0:
+            continue
+        opts = options(inst, ds)
+        if any(inst.transfer_cost(d, c) > 0 for d in ds for c in inst.cluster_ids):
+            if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
+                raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
+            sets = list(nonempty_subsets(range(n_cl)))
+        else:
+            sets = [tuple(range(n_cl))]
+        for s in sets:
+            cols = tuple(int(c) for c in np.nonzero(np.isin(opts.cluster_index, s))[0])
+            al = Allocator(opts.cost[list(cols)], opts.time[:, list(cols)], inst.time_budget)
+            out.append(_Group(tuple(ds), de.g, opts, cols, al,
+                              transfer_cost(inst, ds, [inst.cluster_ids[j] for j in s])))
     return out
 
 
@@ -236,14 +236,32 @@ class _BranchAndBound:
                            extra=self._extra(), nodes=int(self.stats["nodes"]))
 
 
-DEFAULTS = {"max_nodes": DEFAULT_MAX_NODES, "incumbent": True}
+PARAMS = (
+    Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: timeout with gap",
+          low=1, high=10**9),
+    Param("incumbent", bool, True, "start from the certified depl-plus plan (prunes from the start)"),
+)
+OUTPUTS = {
+    "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",
+    "pruned_bound": "nodes cut by the cost bound", "pruned_dominance": "relaxations or sequences cut by dominance",
+    "pruned_quantile": "relaxations or sequences refuted by a quantile bound",
+    "pruned_walk": "prefixes whose remaining models are unreachable", "brackets": "coarse certified brackets",
+    "cantelli": "Cantelli tests", "product": "refutations by the product bound",
+    "sequences": "complete sequences reached", "certified": "evaluator decisions",
+    "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
+    "incumbent_cost": "cost of the depl-plus incumbent", "peak_mem_mb": "peak resident memory (MB)",
+    "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
+}
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
                "evaluator's tolerance; timeout gives the certified gap)")
+TEST_PARAMS = {"time_limit": 30.0}
 
 
-@register_solver("bruteforce", kind="exact", defaults=DEFAULTS, description=DESCRIPTION + "; alias of exact")
-@register_solver("exact", kind="exact", defaults=DEFAULTS, description=DESCRIPTION)
+@register_solver("bruteforce", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
+                 description=DESCRIPTION + "; alias of exact")
+@register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
+                 description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool = True, time_limit: float = 60.0,
                 seed: int = 0, threads: int = 1) -> SolveResult:
     """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
