@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.instances.distributions import Dist, model_noise, penalty_dist
+from deplbench.instances.distributions import Dist, constant_dist, model_noise, penalty_dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
@@ -239,9 +239,7 @@ def min_law(dists: list[Dist]) -> Dist:
     for non-negative laws.
     """
     if all(d.is_constant for d in dists):
-        from deplbench.instances.distributions import _constant
-
-        return _constant(min(d.value for d in dists))
+        return constant_dist(min(d.value for d in dists))
     cdf = lambda x: np.max([np.asarray(d.cdf(x), float) for d in dists], axis=0)  # noqa: E731
     sf = lambda x: np.min([np.asarray(d.sf(x), float) for d in dists], axis=0)  # noqa: E731
     ppf = lambda q: np.min([np.asarray(d.ppf(q), float) for d in dists], axis=0)  # noqa: E731
