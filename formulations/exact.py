@@ -258,8 +258,6 @@ DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-an
 TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare two runs on a loaded machine
 
 
-@register_solver("bruteforce", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
-                 description=DESCRIPTION + "; alias of exact")
 @register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                  description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool = True, time_limit: float = 60.0,

@@ -116,7 +116,7 @@ def test_labels_never_merge_variants():
     c = spec.label(spec.parse_params({"time_limit": "5", "seed": "3"}))  # limits and seeds are no variant
     assert a == "milp-highs-direct[mip_gap=0.001]" and b == c == "milp-highs-direct"
     bf = get_solver("bruteforce")
-    assert bf.label(bf.parse_params({"max_nodes": "10"})) == "bruteforce[max_nodes=10]"
+    assert bf.label(bf.parse_params({"max_sequences": "10"})) == "bruteforce[max_sequences=10]"
     assert variant_label("gone", {"k": 1, "seed": 4}, {}) == "gone[k=1]"
 
 

@@ -32,7 +32,7 @@ from deplbench.results import SolveResult, Status
 #: name -> module implementing it. Keep sorted by kind; the module registers details.
 SOLVER_MODULES: dict[str, str] = {
     "exact": "deplbench.formulations.exact",
-    "bruteforce": "deplbench.formulations.exact",
+    "bruteforce": "deplbench.formulations.bruteforce",
     "milp-highs": "deplbench.formulations.highs_pyomo",
     "milp-highs-direct": "deplbench.formulations.highs_direct",
     "milp-cpsat": "deplbench.formulations.cpsat",
