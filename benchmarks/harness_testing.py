@@ -9,17 +9,23 @@ process (local or on a Dask worker) can import.
 * ``harness-sleep``: sleeps ``seconds`` ignoring its time limit, then returns the plan;
 * ``harness-busy``: burns CPU for ``seconds`` (a CPU-bound grid), then returns the plan;
 * ``harness-raise``: raises;
-* ``harness-hog``: allocates and touches ``mb`` megabytes.
+* ``harness-hog``: allocates and touches ``mb`` megabytes;
+* ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
+* ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
+* family ``harness-slow``: sleeps ``seconds`` before returning a ``random`` instance (generation limits).
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import numpy as np
 
 from deplbench.instances.plan import Plan, Segment
-from deplbench.registry import register_solver
+from deplbench.params import Param
+from deplbench.registry import register_family, register_solver
 from deplbench.results import SolveResult, Status
 
 MODULE = __name__
@@ -76,3 +82,33 @@ def solve_raise(instance, *, time_limit, seed, threads) -> SolveResult:
 def solve_hog(instance, *, mb, time_limit, seed, threads) -> SolveResult:
     block = np.ones(int(mb * 2**20 / 8))  # touched pages: resident, not just reserved
     return SolveResult(Status.FEASIBLE, reference_plan(instance), extra={"sum": float(block[-1])})
+
+
+@register_solver("harness-spawn", kind="heuristic", defaults={"seconds": 30.0},
+                 description="starts a grandchild process, then sleeps")
+def solve_spawn(instance, *, seconds, time_limit, seed, threads) -> SolveResult:
+    subprocess.Popen(["sleep", str(max(seconds, 1.0) * 10)])
+    time.sleep(seconds)
+    return _ok(instance)
+
+
+_HOG_SRC = "import numpy as np, time; b = np.ones(int({mb} * 2**20 / 8)); time.sleep(60)"
+
+
+@register_solver("harness-hog-child", kind="heuristic", defaults={"mb": 200.0, "children": 2},
+                 description="grandchild processes allocate memory")
+def solve_hog_child(instance, *, mb, children, time_limit, seed, threads) -> SolveResult:
+    kids = [subprocess.Popen([sys.executable, "-c", _HOG_SRC.format(mb=mb)]) for _ in range(children)]
+    if any(k.wait() for k in kids):
+        raise RuntimeError("a grandchild failed")
+    return _ok(instance)
+
+
+@register_family("harness-slow", params=(Param("seconds", float, 1.0, "sleep before generating", low=0.0,
+                                               high=3600.0),),
+                 description="sleeps, then returns a small random instance")
+def slow_family(seed: int = 0, seconds: float = 1.0):
+    from deplbench.instances.random_family import random_instance
+
+    time.sleep(seconds)
+    return random_instance(seed, models=2, clusters=2, levels=3, epochs=4)

@@ -1,27 +1,23 @@
-"""One run in its own process, forked from a preloaded ``forkserver``, watched for its limits.
+"""One run in its own process group, forked from a preloaded ``forkserver``, watched for its limits.
 
-The process that launched it (a thread of the harness, or a Dask worker) watches it: past
-``time_limit + grace`` seconds it is killed (``timeout``); its resident memory is polled and,
-with a memory limit, capped both by ``RLIMIT_AS`` in the child and by a kill when the polled
-RSS exceeds the limit (``memory``). A crash, an exception or an ``error`` result is ``error``
-with its text kept. :func:`execute` returns the run's complete store row.
+The machinery is :mod:`deplbench.watch` (shared with ``deplbench solve``): the process that
+launched the run (a thread of the harness, or a Dask worker) watches it; past
+``time_limit + grace`` seconds the run's whole process group is killed (``timeout``); with a
+memory limit, ``RLIMIT_AS`` caps the child and the resident memory of its whole tree is polled
+(``memory``). A crash, an exception or an ``error`` result is ``error`` with its text kept.
+Instance generation runs the same way, under the limits of the run that needs the instance
+(:func:`generate_watched`). :func:`execute` returns the run's complete store row.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import multiprocessing as mp
 import os
-import resource
-import signal
 import threading
-import time
-import traceback
 from collections.abc import Iterable
-from multiprocessing.connection import wait
 from typing import Any
 
+from deplbench import watch
 from deplbench.benchmarks.config import RunSpec
 from deplbench.benchmarks.rows import (
     harness_columns,
@@ -35,65 +31,43 @@ from deplbench.results import Outcome, Status
 
 #: Imported once by the fork server, so every run starts with them loaded.
 PRELOAD = ["numpy", "scipy.stats", "pandas", "deplbench", "deplbench.registry", "deplbench.instances",
-           "deplbench.benchmarks.rows", "deplbench.benchmarks.process"]
-POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
-MEM_POLL_S = 1.0  # memory polling without a limit: the child reports its own peak anyway
+           "deplbench.watch", "deplbench.benchmarks.rows", "deplbench.benchmarks.process"]
 HARNESS_STATUSES = tuple(Outcome)
-_LIVE: set[Any] = set()  # child processes in flight, killed if the harness is interrupted
-_LIVE_LOCK = threading.Lock()
+#: harness outcome -> the solver status of a run that produced no result
+_STATUS_OF = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT, Outcome.ERROR: Status.ERROR}
 
 
-# ---- one run, in a child process ---------------------------------------------------------------
+# ---- bodies of the child processes -------------------------------------------------------------
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this process when its parent (the fork server) exits, e.g. a killed harness."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def _run_body(spec: RunSpec, instance_json: dict) -> dict[str, Any]:
+    """Solve, re-evaluate; the payload ``{"status", "error", "row"}`` sent back to the watcher."""
+    from deplbench import registry
+    from deplbench.instances.io import instance_from_dict
 
-
-def _limit_memory(limit_mb: float) -> None:
-    """Cap the address space so that growing past ``limit_mb`` of RSS raises MemoryError."""
-    import psutil
-
-    mi = psutil.Process().memory_info()
-    room = max(limit_mb * 2**20 - mi.rss, 16 * 2**20)
-    cap = int(mi.vms + room)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-
-def _child(spec: RunSpec, instance_json: dict, conn) -> None:
-    """Body of the run process: solve, re-evaluate, send one payload back."""
-    _die_with_parent()
     payload: dict[str, Any] = {"status": Outcome.ERROR, "error": None, "row": {}}
-    try:
-        if spec.memory_limit_mb:
-            _limit_memory(spec.memory_limit_mb)
-        from deplbench import registry
-        from deplbench.instances.io import instance_from_dict
+    inst = instance_from_dict(instance_json, f"store:{spec.family}")
+    payload["row"].update(instance_columns(inst))
+    registry.SOLVER_MODULES.setdefault(spec.solver, spec.solver_module)
+    kind = registry.get_solver(spec.solver).kind
+    res = registry.solve(spec.solver, inst, dict(spec.params))
+    payload["row"].update(result_columns(spec, inst, res, kind))
+    if res.status == Status.ERROR:
+        memory = "MemoryError" in (res.message or "")
+        payload.update(status=Outcome.MEMORY if memory else Outcome.ERROR, error=payload["row"].get("error"))
+    else:
+        payload["status"] = Outcome.OK
+    return payload
 
-        inst = instance_from_dict(instance_json, f"store:{spec.family}")
-        payload["row"].update(instance_columns(inst))
-        registry.SOLVER_MODULES.setdefault(spec.solver, spec.solver_module)
-        kind = registry.get_solver(spec.solver).kind
-        res = registry.solve(spec.solver, inst, dict(spec.params))
-        payload["row"].update(result_columns(spec, inst, res, kind))
-        if res.status == Status.ERROR:
-            memory = "MemoryError" in (res.message or "")
-            payload.update(status=Outcome.MEMORY if memory else Outcome.ERROR, error=payload["row"].get("error"))
-        else:
-            payload["status"] = Outcome.OK
-    except MemoryError:
-        payload.update(status=Outcome.MEMORY, error="MemoryError: " + traceback.format_exc(limit=4)[-2000:])
-    except BaseException as exc:  # noqa: BLE001 - anything the run does wrong is its result
-        payload.update(status=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
-    payload["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    try:
-        conn.send(payload)
-    except MemoryError:  # the row itself did not fit: still report the status
-        conn.send({"status": Outcome.MEMORY, "error": "MemoryError while sending the result", "row": {},
-                   "peak_mb": payload["peak_mb"]})
-    conn.close()
 
+def _generate_body(family: str, module: str, params: dict, seed: int) -> dict:
+    """Generate one instance; its JSON form."""
+    from deplbench import registry
+
+    registry.FAMILY_MODULES.setdefault(family, module)
+    return registry.generate(family, params, seed=seed).to_json_dict()
+
+
+# ---- the fork server ---------------------------------------------------------------------------
 
 _CTX_LOCK = threading.Lock()
 
@@ -112,119 +86,54 @@ def _context(preload: Iterable[str] = ()) -> mp.context.BaseContext:
 
 
 def warm_up(preload: Iterable[str] = ()) -> None:
-    """Start the fork server now (it imports the preloaded modules once, about a second)."""
-    _context(preload)
-    from multiprocessing import forkserver
-
-    forkserver.ensure_running()
-
-
-@contextlib.contextmanager
-def _allow_children():
-    """Dask worker processes are daemonic, and multiprocessing forbids them children.
-
-    The rule exists because a daemon's children could be orphaned; ours are always
-    killed and joined by :func:`execute`, and die with the fork server.
-    """
-    cfg = mp.current_process()._config
-    daemon = cfg.get("daemon")
-    cfg["daemon"] = False
-    try:
-        yield
-    finally:
-        if daemon is not None:
-            cfg["daemon"] = daemon
+    """Start the fork server now and wait until it has imported the preloaded modules (about a second)."""
+    ctx = _context(preload)
+    with watch._allow_children():  # a no-op child: returns once the server has imported ``preload``
+        p = ctx.Process(target=os.getpid, daemon=True)
+        p.start()
+    p.join()
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+# ---- in the watcher ----------------------------------------------------------------------------
 
-
-def _rss_mb(pid: int) -> float | None:
-    """Resident memory of process ``pid`` (cheap: one read of /proc, no process scan)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE / 2**20
-    except (OSError, ValueError, IndexError):
-        pass
-    import psutil
-
-    try:
-        return psutil.Process(pid).memory_info().rss / 2**20
-    except psutil.Error:
-        return None
+def generate_watched(spec: RunSpec, preload: Iterable[str] = ()) -> tuple[dict | None, Outcome, str | None]:
+    """Generate ``spec``'s instance in a watched process under its limits: (json, outcome, error)."""
+    w = watch.call(_context(preload), _generate_body,
+                   (spec.family, spec.family_module, dict(spec.instance_params), spec.instance_seed),
+                   wall_limit_s=spec.wall_limit_s, memory_limit_mb=spec.memory_limit_mb or None)
+    if w.outcome == Outcome.OK:
+        return w.value, Outcome.OK, None
+    return None, w.outcome, f"instance generation: {w.error}"
 
 
 def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = (),
-            instance_error: str | None = None) -> dict[str, Any]:
-    """Run ``spec`` in its own process under its limits; returns the complete store row.
+            instance_error: str | None = None, instance_outcome: Outcome = Outcome.ERROR) -> dict[str, Any]:
+    """Run ``spec`` in its own process group under its limits; returns the complete store row.
 
-    Runs in a harness thread or on a Dask worker. Never raises for a run's failure.
+    Runs in a harness thread or on a Dask worker. Never raises for a run's failure. A failed
+    instance generation (``instance_error``) is the run's row with ``instance_outcome``.
     """
-    started, t0 = now(), time.perf_counter()
+    started = now()
     row = spec_columns(spec)
     row.update(provenance())
     if instance_error is not None:
-        row.update(harness_columns(Outcome.ERROR, 0.0, None, instance_error, started, now()))
-        row["status"] = Status.ERROR
+        outcome = Outcome(instance_outcome)
+        row.update(harness_columns(outcome, 0.0, None, instance_error, started, now()))
+        row["status"] = _STATUS_OF.get(outcome, Status.ERROR)
         return row
-    ctx = _context(preload)
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(spec, instance_json, send), daemon=True)
-    with _allow_children():
-        proc.start()
-    send.close()
-    with _LIVE_LOCK:
-        _LIVE.add(proc)
-    payload, killed, peak, next_mem = None, None, 0.0, 0.0
-    try:
-        while True:
-            ready = wait([recv, proc.sentinel], timeout=POLL_S)
-            if recv in ready:
-                try:
-                    payload = recv.recv()
-                except (EOFError, OSError):
-                    payload = None
-                break
-            if proc.sentinel in ready:
-                break
-            elapsed = time.perf_counter() - t0
-            rss = None
-            if elapsed >= next_mem:  # every poll under a memory limit, else once a second (peak only)
-                rss = _rss_mb(proc.pid)
-                next_mem = elapsed + (POLL_S if spec.memory_limit_mb else MEM_POLL_S)
-                peak = max(peak, rss or 0.0)
-            if elapsed > spec.wall_limit_s:
-                killed = Outcome.TIMEOUT
-            elif spec.memory_limit_mb and rss is not None and rss > spec.memory_limit_mb:
-                killed = Outcome.MEMORY
-            if killed:
-                proc.kill()
-                break
-        proc.join(timeout=10)
-        if proc.is_alive():  # pragma: no cover - a child that ignores SIGKILL
-            proc.kill()
-            proc.join()
-    finally:
-        with _LIVE_LOCK:
-            _LIVE.discard(proc)
-        recv.close()
-    wall = time.perf_counter() - t0
-    if payload is not None:
+    w = watch.call(_context(preload), _run_body, (spec, instance_json), wall_limit_s=spec.wall_limit_s,
+                   memory_limit_mb=spec.memory_limit_mb or None)
+    status, error = w.outcome, w.error
+    if w.outcome == Outcome.OK:
+        payload = w.value
         row.update(payload["row"])
         status, error = payload["status"], payload["error"]
-        peak = max(peak, payload.get("peak_mb") or 0.0)
-    elif killed == Outcome.TIMEOUT:
-        status, error = Outcome.TIMEOUT, f"killed after {wall:.3g} s (limit {spec.wall_limit_s:g} s = time_limit + grace)"
-        row["status"] = Status.TIMEOUT
-    elif killed == Outcome.MEMORY:
-        status, error = Outcome.MEMORY, f"killed at {peak:.0f} MB resident (limit {spec.memory_limit_mb:g} MB)"
-        row["status"] = Status.MEMOUT
     else:
-        status, error = Outcome.ERROR, f"run process died (exit code {proc.exitcode}) without a result"
-        row["status"] = Status.ERROR
-    if payload is None:
+        if w.outcome == Outcome.TIMEOUT:
+            error = f"killed after {w.wall_s:.3g} s (limit {spec.wall_limit_s:g} s = time_limit + grace)"
+        row["status"] = _STATUS_OF[w.outcome]
         row.update(_instance_columns_safe(instance_json))
-    row.update(harness_columns(status, wall, peak or None, error, started, now()))
+    row.update(harness_columns(status, w.wall_s, w.peak_mb, error, started, now()))
     return row
 
 
@@ -238,10 +147,5 @@ def _instance_columns_safe(instance_json: dict | None) -> dict[str, Any]:
 
 
 def kill_live() -> None:
-    """Kill every run process in flight (on interrupt)."""
-    with _LIVE_LOCK:
-        for p in list(_LIVE):
-            with contextlib.suppress(Exception):
-                p.kill()
-
-
+    """Kill every run process group in flight (on interrupt)."""
+    watch.kill_all()

@@ -20,7 +20,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from deplbench.benchmarks.config import RunSpec
-from deplbench.benchmarks.process import HARNESS_STATUSES, execute, kill_live, warm_up  # noqa: F401
+from deplbench.benchmarks.process import (  # noqa: F401
+    HARNESS_STATUSES,
+    execute,
+    generate_watched,
+    kill_live,
+    warm_up,
+)
 from deplbench.benchmarks.rows import (
     harness_columns,
     now,
@@ -49,21 +55,26 @@ def pending_runs(runs: list[RunSpec], store: Store, retry_failed: bool = False) 
     return [r for r in runs if r.key in todo]
 
 
-def prepare_instances(runs: list[RunSpec], store: Store) -> dict[str, tuple[dict | None, str | None]]:
-    """Generate each distinct instance once, store it; ``instance_id -> (json, error text)``."""
-    from deplbench import registry
+def prepare_instances(runs: list[RunSpec], store: Store, preload=()) -> dict[str, tuple]:
+    """Generate each distinct instance once, in a watched process under the limits of the first run
+    that needs it, and store it; ``instance_id -> (json, error text, outcome)``.
 
-    out: dict[str, tuple[dict | None, str | None]] = {}
+    A generation that outlives the run's wall limit (an absurd size) is a ``timeout`` row.
+    """
+    from deplbench.instances.io import instance_from_dict
+
+    out: dict[str, tuple] = {}
     for r in runs:
         if r.instance_id in out:
             continue
-        try:
-            registry.FAMILY_MODULES.setdefault(r.family, r.family_module)
-            inst = registry.generate(r.family, r.instance_params, seed=r.instance_seed)
-            store.put_instance(inst, r.family, {**r.instance_params, "seed": r.instance_seed})
-            out[r.instance_id] = (inst.to_json_dict(), None)
-        except Exception as exc:  # noqa: BLE001 - a broken family module or bad parameters: an error row
-            out[r.instance_id] = (None, f"instance generation failed: {type(exc).__name__}: {exc}")
+        data, outcome, error = generate_watched(r, preload)
+        if data is not None:
+            try:
+                store.put_instance(instance_from_dict(data, f"family {r.family}"), r.family,
+                                   {**r.instance_params, "seed": r.instance_seed})
+            except Exception as exc:  # noqa: BLE001 - a family that returns a bad instance: an error row
+                data, outcome, error = None, Outcome.ERROR, f"instance generation: {type(exc).__name__}: {exc}"
+        out[r.instance_id] = (data, error, outcome)
     return out
 
 
@@ -104,11 +115,10 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row) -> Summar
         summary = Summary(len(runs), len(runs) - len(todo), Counter())
         if not todo:
             return summary
-        instances = prepare_instances(todo, store)
-        preload = sorted({r.solver_module for r in todo})
+        preload = sorted({r.solver_module for r in todo} | {r.family_module for r in todo})
+        warm_up(preload)
+        instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]
-        if dask is None:
-            warm_up(preload)
         bar = _bar(len(todo), progress)
         results = _results(jobs, preload, workers, dask)
         try:
@@ -138,7 +148,7 @@ def _results(jobs, preload, workers, dask):
         yield from _dask_results(dask[0], jobs, preload)
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run") as pool:
-        futs = {pool.submit(execute, spec, inst, preload, err): spec for spec, inst, err in jobs}
+        futs = {pool.submit(execute, spec, inst, preload, err, oc): spec for spec, inst, err, oc in jobs}
         try:
             for f in as_completed(futs):
                 yield f.result()
@@ -166,8 +176,9 @@ def _dask_client(workers: int, scheduler: str | None, cluster: str | None):
 def _dask_results(client, jobs, preload):
     from distributed import as_completed as dask_completed
 
-    futs = {client.submit(execute, spec, inst, preload, err, key=f"depl-run-{spec.key}", pure=False): spec
-            for spec, inst, err in jobs}
+    client.run(warm_up, preload)  # each worker's fork server starts before the clocks of its runs
+    futs = {client.submit(execute, spec, inst, preload, err, oc, key=f"depl-run-{spec.key}", pure=False): spec
+            for spec, inst, err, oc in jobs}
     try:
         for f in dask_completed(list(futs)):
             try:

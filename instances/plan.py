@@ -9,7 +9,11 @@ from typing import Any
 from deplbench.errors import InputError
 
 PLAN_SCHEMA = "depl-plan/1"
-PLAN_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "error")
+PLAN_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "memout", "unknown", "error")
+#: which problem a status is proven for (MODEL.md section 3)
+PLAN_PROBLEMS = ("true", "saa")
+#: the evaluator's verdict on the plan for the true problem
+PLAN_VERDICTS = ("feasible", "infeasible")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,12 @@ class Plan:
     status: str = "feasible"
     objective: float | None = None
     runtime_s: float | None = None
+    #: ``"true"`` or ``"saa"``: the problem ``status`` is proven for (with the SAA sample's size and seed)
+    problem: str | None = None
+    scenarios: int | None = None
+    scenario_seed: int | None = None
+    #: the evaluator's verdict for the true problem: ``"feasible"`` or ``"infeasible"``
+    certified: str | None = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -96,6 +106,9 @@ class Plan:
             out["runtime_s"] = self.runtime_s
         if out["instance"] is None:
             del out["instance"]
+        for k in ("problem", "scenarios", "scenario_seed", "certified"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
         return out
 
     @classmethod
@@ -107,7 +120,8 @@ class Plan:
 
         if not isinstance(data, dict):
             raise err("a plan must be a JSON object")
-        allowed = {"schema", "instance", "solver", "status", "datasets", "segments", "objective", "runtime_s"}
+        allowed = {"schema", "instance", "solver", "status", "datasets", "segments", "objective", "runtime_s",
+                   "problem", "scenarios", "scenario_seed", "certified"}
         for k in data:
             if k not in allowed:
                 raise err(f"unknown key '{k}'", f"$.{k}")
@@ -152,4 +166,22 @@ class Plan:
             v = data.get(k)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                 raise err(f"{k} must be a number", f"$.{k}")
-        return cls(tuple(ds), tuple(segs), inst, solver, status, data.get("objective"), data.get("runtime_s"))
+        problem = _problem_fields(data, err)
+        return cls(tuple(ds), tuple(segs), inst, solver, status, data.get("objective"), data.get("runtime_s"),
+                   **problem)
+
+
+def _problem_fields(data: dict, err) -> dict[str, Any]:
+    """``problem``, ``scenarios``, ``scenario_seed`` and ``certified``, checked (MODEL.md section 3)."""
+    out = {k: data.get(k) for k in ("problem", "scenarios", "scenario_seed", "certified")}
+    if out["problem"] is not None and out["problem"] not in PLAN_PROBLEMS:
+        raise err(f"problem must be one of {', '.join(PLAN_PROBLEMS)}", "$.problem")
+    if out["certified"] is not None and out["certified"] not in PLAN_VERDICTS:
+        raise err(f"certified must be one of {', '.join(PLAN_VERDICTS)}", "$.certified")
+    for k in ("scenarios", "scenario_seed"):
+        v = out[k]
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise err(f"{k} must be an integer >= 0", f"$.{k}")
+        if v is not None and out["problem"] != "saa":
+            raise err(f"{k} is allowed only with problem 'saa'", f"$.{k}")
+    return out

@@ -86,7 +86,10 @@ def test_solve_cli_end_to_end(inst_file, tmp_path, capsys):
     assert plan["status"] == "optimal" and plan["segments"]
     assert plan["solver"]["name"] == "milp-highs-direct"
     assert plan["solver"]["params"]["scenarios"] == 30
-    assert "milp-highs-direct: optimal" in capsys.readouterr().out
+    assert (plan["problem"], plan["scenarios"], plan["scenario_seed"]) == ("saa", 30, 2)
+    verdict = plan["certified"]  # the evaluator's, for the true problem
+    assert (f"milp-highs-direct: {verdict} for the true problem (optimal for its 30-scenario sample, seed 2)"
+            in capsys.readouterr().out)
     res = solve("milp-scip", inst, {"scenarios": 30, "seed": 2, "mip_gap": 0.0})
     assert plan["objective"] == pytest.approx(res.objective, rel=1e-6)
 

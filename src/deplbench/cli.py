@@ -118,11 +118,30 @@ def cmd_solvers(args) -> int:
     return 0
 
 
-def cmd_solve(args) -> int:
-    from deplbench.instances.io import load_instance, save_plan
-    from deplbench.instances.plan import Plan
-    from deplbench.registry import get_solver, solve
+#: seconds past ``--time-limit`` before a method's process group is killed (build, solve, certification)
+SOLVE_GRACE_S = 1.5
 
+
+def _solve_child(name: str, inst, params: dict):
+    """In the watched child: the method and its certification; an InputError comes back as a value."""
+    from deplbench.registry import solve
+
+    try:
+        return solve(name, inst, params)
+    except InputError as exc:
+        return exc
+
+
+def cmd_solve(args) -> int:
+    import multiprocessing as mp
+    import time
+
+    from deplbench.instances.io import check_output_path, load_instance, save_plan
+    from deplbench.registry import get_solver
+    from deplbench.watch import call
+
+    t0 = time.perf_counter()
+    check_output_path(args.out, "--out")
     inst = load_instance(args.instance)
     params = parse_sets(args.set)
     spec = get_solver(args.solver)
@@ -130,14 +149,52 @@ def cmd_solve(args) -> int:
         params["time_limit"] = str(args.time_limit)
     if args.seed is not None:
         params["seed"] = str(args.seed)
-    spec.parse_params(params)  # bad parameters fail before any work
-    res = solve(args.solver, inst, params)
-    plan = res.plan or Plan((), (), inst.name, {"name": args.solver, "params": res.params},
-                            res.status.value, None, res.runtime_s)
-    plan = plan.annotate(status=res.status.value, objective=res.objective, runtime_s=res.runtime_s)
-    save_plan(plan, args.out)
+    parsed = spec.parse_params(params)  # bad parameters fail before any work
+    w = call(mp.get_context("fork"), _solve_child, (args.solver, inst, params),
+             wall_limit_s=float(parsed["time_limit"]) + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit, t0=t0)
+    if isinstance(w.value, InputError):
+        raise w.value
+    res = _watched_result(w, spec, parsed)
+    save_plan(_plan_of(res, inst, args.solver, spec), args.out)
+    print(solve_summary(args.solver, spec.kind, res))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _watched_result(w, spec, params: dict):
+    """The method's SolveResult, or a ``timeout`` / ``memout`` / ``error`` one when its process was stopped."""
+    from deplbench.results import Outcome, SolveResult, Status
+
+    if w.outcome == Outcome.OK:
+        res = w.value
+        if res.status == Status.ERROR and "MemoryError" in (res.message or ""):
+            res = res.replace(status=Status.MEMOUT)
+        return res
+    status = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT}.get(w.outcome, Status.ERROR)
+    return SolveResult(status, runtime_s=w.wall_s, solver=spec.name, params=params,
+                       message=(w.error or "").splitlines()[0] if w.error else "")
+
+
+def _plan_of(res, inst, name: str, spec):
+    from deplbench.instances.plan import Plan
+    from deplbench.registry import problem_of
+
+    plan = res.plan or Plan((), (), inst.name, {"name": name, "params": res.params}, res.status.value, None,
+                            res.runtime_s, **problem_of(spec, res.params))
+    return plan.annotate(status=res.status.value, objective=res.objective, runtime_s=res.runtime_s)
+
+
+def solve_summary(name: str, kind: str, res) -> str:
+    """The one summary line of ``solve``: the status as proven, and the evaluator's verdict beside it."""
+    from deplbench.results import shown_status
+
     ev = res.evaluation
-    msg = f"{args.solver}: {res.status.value}"
+    status = shown_status(res.status, kind, ev.feasible if ev is not None else None)
+    if kind == "saa" and res.status.has_solution:
+        p = res.params
+        status = (f"{status.split(' ')[0]} for the true problem ({res.status.value} for its "
+                  f"{p.get('scenarios')}-scenario sample, seed {p.get('seed')})")
+    msg = f"{name}: {status}"
     if ev is not None:
         msg += (f", cost {ev.cost:.6g}, time {ev.time:.6g}, quantile <= {ev.quantile_bounds[1]:.6g}"
                 f" ({'feasible' if ev.feasible else 'infeasible: ' + ','.join(ev.violations)})")
@@ -146,9 +203,7 @@ def cmd_solve(args) -> int:
     msg += f", {res.runtime_s:.3g} s"
     if res.message:
         msg += f" [{res.message}]"
-    print(msg)
-    print(f"wrote {args.out}")
-    return 0
+    return msg
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,7 +242,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("instance")
     s.add_argument("--solver", required=True)
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="method parameter")
-    s.add_argument("--time-limit", type=_pos_float, default=None)
+    s.add_argument("--time-limit", type=_pos_float, default=None,
+                   help="seconds for the whole call: build, solve and certification")
+    s.add_argument("--memory-limit", type=_pos_float, default=None, metavar="MB",
+                   help="resident memory of the method's process tree (default: none)")
     s.add_argument("--seed", type=_nonneg_int, default=None)
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_solve)

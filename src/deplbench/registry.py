@@ -272,10 +272,20 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     if res.plan is not None:
         res = res.replace(plan=res.plan.annotate(instance=instance.name, solver=name, params=p,
                                                  status=res.status.value, objective=res.objective,
-                                                 runtime_s=runtime))
+                                                 runtime_s=runtime, **problem_of(spec, p)))
     if check:
         res = _check(spec, instance, p, res)
+        if res.plan is not None and res.evaluation is not None:
+            verdict = "feasible" if res.evaluation.feasible else "infeasible"
+            res = res.replace(plan=res.plan.annotate(status=res.status.value, certified=verdict))
     return res
+
+
+def problem_of(spec: SolverSpec, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The problem a method's status is proven for (the plan's ``problem`` fields, MODEL.md section 3)."""
+    if spec.kind == "saa" and "scenarios" in params:
+        return {"problem": "saa", "scenarios": int(params["scenarios"]), "scenario_seed": int(params["seed"])}
+    return {"problem": "true"}
 
 
 def _check(spec: SolverSpec, instance, params: dict, res: SolveResult) -> SolveResult:

@@ -114,3 +114,30 @@ class SolveResult:
 
     def replace(self, **changes: Any) -> SolveResult:
         return replace(self, **changes)
+
+
+def shown_status(status: str | Status | None, kind: str | None, feasible: bool | None) -> str:
+    """The status a table or summary shows: never ``optimal``/``feasible`` for a plan the evaluator rejects.
+
+    An SAA method's ``optimal`` is proven for its sample only (MODEL.md section 3); the true
+    problem's verdict is the evaluator's, so an SAA plan shows as ``feasible (saa optimal)`` or
+    ``infeasible (saa optimal)``. Any other plan with a solution status that the evaluator rejects
+    shows as ``infeasible (claimed <status>)``.
+
+    Parameters
+    ----------
+    status : str or Status
+        The solver's status.
+    kind : str, optional
+        ``exact``, ``saa`` or ``heuristic``.
+    feasible : bool, optional
+        The evaluator's verdict on the plan (None: no plan or not evaluated).
+    """
+    text = str(status) if status is not None else "unknown"
+    if text not in (Status.OPTIMAL, Status.FEASIBLE):
+        return text
+    if kind == "saa":
+        return f"{'feasible' if feasible else 'infeasible'} (saa {text})"
+    if feasible is False or feasible is None:
+        return f"infeasible (claimed {text})"
+    return text

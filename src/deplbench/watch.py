@@ -1,0 +1,264 @@
+"""Run a function in a watched child process that is its own process group (the one machinery).
+
+Used by the harness (one run, :mod:`deplbench.benchmarks.process`), by instance generation in
+a run and by ``deplbench solve``. Guarantees (docs/reliability.md):
+
+* the child is the leader of a new session, so it and everything it starts form one process
+  group, killed as a whole (``killpg``) on a limit or when the caller stops watching;
+* the child dies with its parent (``PR_SET_PDEATHSIG``), and a small *reaper* process, started
+  once per watching process, kills every live group when that process dies, even by SIGKILL
+  (it notices the end of its stdin pipe), so no grandchild outlives a killed harness;
+* the wall clock is checked every :data:`POLL_S`; with a memory limit the resident memory of the
+  whole process tree is summed (and ``RLIMIT_AS`` caps the child itself).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from typing import Any
+
+from deplbench.results import Outcome
+
+POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
+TREE_POLL_S = 0.25  # how often the whole tree is summed under a memory limit (a /proc scan)
+MEM_POLL_S = 1.0  # memory polling without a limit: peak only
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+_REAPER_SRC = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the terminal must not stop the clean-up
+groups = set()
+for line in sys.stdin:
+    op, _, pg = line.strip().partition(" ")
+    if pg.isdigit():
+        (groups.add if op == "+" else groups.discard)(int(pg))
+for pg in groups:
+    try:
+        os.killpg(pg, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+_REAPER: dict[int, subprocess.Popen] = {}  # pid of the watching process -> its reaper
+_REAPER_LOCK = threading.Lock()
+_LIVE: dict[int, Any] = {}  # pgid -> process object, killed by :func:`kill_all`
+_LIVE_LOCK = threading.Lock()
+
+
+@dataclass
+class Watched:
+    """What the watcher saw: an outcome, the child's value (if it sent one), the error text."""
+
+    outcome: Outcome
+    value: Any = None
+    error: str | None = None
+    peak_mb: float | None = None
+    wall_s: float = 0.0
+
+
+# ---- in the child ------------------------------------------------------------------------------
+
+def die_with_parent() -> None:
+    """Linux: SIGKILL this process when its parent exits (a killed harness or ``solve``)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def limit_memory(limit_mb: float) -> None:
+    """Cap the address space so that growing past ``limit_mb`` of RSS raises MemoryError."""
+    import psutil
+
+    mi = psutil.Process().memory_info()
+    room = max(limit_mb * 2**20 - mi.rss, 16 * 2**20)
+    cap = int(mi.vms + room)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn) -> None:
+    """Body of the child: own session, limits, ``fn(*args)``, one message back."""
+    with contextlib.suppress(OSError):
+        os.setsid()
+    die_with_parent()
+    try:
+        if memory_limit_mb:
+            limit_memory(memory_limit_mb)
+        msg = ("ok", fn(*args), None)
+    except MemoryError:
+        msg = ("memory", None, "MemoryError: " + traceback.format_exc(limit=4)[-2000:])
+    except BaseException as exc:  # noqa: BLE001 - anything the child does wrong is its result
+        msg = ("error", None, f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    try:
+        conn.send((*msg, peak))
+    except MemoryError:  # the value itself did not fit: still report the outcome
+        conn.send(("memory", None, "MemoryError while sending the result", peak))
+    conn.close()
+
+
+# ---- in the watcher ----------------------------------------------------------------------------
+
+def _reaper_send(line: str) -> None:
+    """Tell this process's reaper to add (``+ PGID``) or forget (``- PGID``) a group."""
+    with _REAPER_LOCK:
+        r = _REAPER.get(os.getpid())
+        if r is None or r.poll() is not None:
+            r = subprocess.Popen([sys.executable, "-c", _REAPER_SRC], stdin=subprocess.PIPE,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+            _REAPER[os.getpid()] = r
+        with contextlib.suppress(OSError, ValueError):
+            r.stdin.write(line + "\n")
+            r.stdin.flush()
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of process ``pid`` (one read of /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_rss_mb(pid: int) -> float | None:
+    """Resident memory of ``pid`` and all its descendants."""
+    import psutil
+
+    try:
+        procs = [psutil.Process(pid)]
+        procs += procs[0].children(recursive=True)
+    except psutil.Error:
+        return rss_mb(pid)
+    total = 0.0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss / 2**20
+    return total
+
+
+def kill_group(proc) -> None:
+    """SIGKILL the child's process group (the child and everything it started), then the child."""
+    with contextlib.suppress(OSError, TypeError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        proc.kill()
+
+
+def kill_all() -> None:
+    """Kill every watched group in flight (on interrupt or at the end of a grid)."""
+    with _LIVE_LOCK:
+        for p in list(_LIVE.values()):
+            kill_group(p)
+
+
+@contextlib.contextmanager
+def _allow_children():
+    """Dask worker processes are daemonic, and multiprocessing forbids them children.
+
+    The rule exists because a daemon's children could be orphaned; ours are always killed
+    and joined by :func:`call`, and die with their parent.
+    """
+    import multiprocessing as mp
+
+    cfg = mp.current_process()._config
+    daemon = cfg.get("daemon")
+    cfg["daemon"] = False
+    try:
+        yield
+    finally:
+        if daemon is not None:
+            cfg["daemon"] = daemon
+
+
+def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_limit_mb: float | None = None,
+         t0: float | None = None) -> Watched:
+    """Run ``fn(*args)`` in a child of multiprocessing context ``ctx`` under the limits.
+
+    Parameters
+    ----------
+    ctx : multiprocessing context
+        ``forkserver`` (the harness) or ``fork`` (``deplbench solve``); ``fn`` must be picklable
+        by reference for ``forkserver``.
+    wall_limit_s : float
+        The child is killed (``Outcome.TIMEOUT``) once this many seconds have passed since ``t0``.
+    memory_limit_mb : float, optional
+        Resident memory of the whole tree above this: killed, ``Outcome.MEMORY``.
+    t0 : float, optional
+        ``time.perf_counter()`` at which the clock started (default: now).
+
+    Returns
+    -------
+    Watched
+        Never raises for the child's failure.
+    """
+    t0 = time.perf_counter() if t0 is None else t0
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(fn, args, memory_limit_mb, send), daemon=True)
+    with _allow_children():
+        proc.start()
+    send.close()
+    _reaper_send(f"+ {proc.pid}")
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
+    try:
+        msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0)
+    finally:
+        kill_group(proc)  # whatever the child started dies with it, also on success
+        proc.join(timeout=10)
+        with _LIVE_LOCK:
+            _LIVE.pop(proc.pid, None)
+        _reaper_send(f"- {proc.pid}")
+        recv.close()
+    wall = time.perf_counter() - t0
+    if msg is not None:
+        outcome, value, error, child_peak = msg
+        return Watched(Outcome(outcome), value, error, max(peak, child_peak or 0.0) or None, wall)
+    if killed == Outcome.TIMEOUT:
+        return Watched(killed, None, f"killed after {wall:.3g} s (limit {wall_limit_s:g} s)", peak or None, wall)
+    if killed == Outcome.MEMORY:
+        return Watched(killed, None, f"killed at {peak:.0f} MB resident (limit {memory_limit_mb:g} MB)",
+                       peak or None, wall)
+    return Watched(Outcome.ERROR, None, f"process died (exit code {proc.exitcode}) without a result",
+                   peak or None, wall)
+
+
+def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: float):
+    """Wait for the child's message, its death or a limit; returns (message, killed, peak MB)."""
+    killed, peak, next_mem = None, 0.0, 0.0
+    while True:
+        ready = wait([recv, proc.sentinel], timeout=POLL_S)
+        if recv in ready:
+            try:
+                return recv.recv(), None, peak
+            except (EOFError, OSError):
+                return None, None, peak
+        if proc.sentinel in ready:
+            return None, None, peak
+        elapsed = time.perf_counter() - t0
+        rss = None
+        if memory_limit_mb:
+            rss = rss_mb(proc.pid)
+            if elapsed >= next_mem:  # the tree (a /proc scan) a few times a second
+                rss = tree_rss_mb(proc.pid)
+                next_mem = elapsed + TREE_POLL_S
+        elif elapsed >= next_mem:
+            rss = rss_mb(proc.pid)
+            next_mem = elapsed + MEM_POLL_S
+        peak = max(peak, rss or 0.0)
+        if elapsed > wall_limit_s:
+            killed = Outcome.TIMEOUT
+        elif memory_limit_mb and rss is not None and rss > memory_limit_mb:
+            killed = Outcome.MEMORY
+        if killed:
+            kill_group(proc)
+            return None, killed, peak

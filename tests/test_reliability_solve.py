@@ -1,0 +1,76 @@
+"""``deplbench solve`` honours ``--time-limit`` (build, solve, certification) and ``--memory-limit``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import deplbench.benchmarks.harness_testing  # noqa: F401 - registers harness-hog
+from deplbench.cli import main
+from deplbench.registry import solver_names
+
+#: every registered method, each in a forked child of one prepared interpreter, four at once
+_SCRIPT = textwrap.dedent("""
+    import json, os, sys, time
+    from deplbench.cli import build_parser, main
+    from deplbench.registry import get_solver, solver_names
+    build_parser()
+    inst, out = sys.argv[1], sys.argv[2]
+    pids = {}
+    for i, m in enumerate(solver_names()):
+        get_solver(m)
+        if i % 4 == 0:  # four at a time: the machine has two cores
+            for pid in pids:
+                os.waitpid(pid, 0)
+            pids = {}
+        pid = os.fork()
+        if pid == 0:
+            t = time.perf_counter()
+            rc = main(["solve", inst, "--solver", m, "--time-limit", "5", "--out", f"{out}/{m}.json"])
+            with open(f"{out}/{m}.time", "w") as f:
+                json.dump({"rc": rc, "s": time.perf_counter() - t}, f)
+            os._exit(0)
+        pids[pid] = m
+    for pid in pids:
+        os.waitpid(pid, 0)
+""")
+
+
+def test_time_limit_holds_for_every_method(tmp_path):
+    inst = tmp_path / "big.json"
+    assert main(["generate", "random", "--set", "models=50", "--set", "clusters=50", "--set", "levels=100",
+                 "--set", "epochs=1000", "--set", "datasets=4", "--out", str(inst)]) == 0
+    subprocess.run([sys.executable, "-c", _SCRIPT, str(inst), str(tmp_path)], check=True, timeout=120,
+                   capture_output=True)
+    for m in solver_names():
+        t = json.loads((tmp_path / f"{m}.time").read_text())
+        plan = json.loads((tmp_path / f"{m}.json").read_text())
+        assert t["rc"] == 0 and t["s"] < 8.0, (m, t)
+        assert plan["status"] == "timeout", (m, plan["status"])  # the instance takes each far longer
+
+
+def test_memory_limit_gives_memout(tmp_path, capsys):
+    from deplbench.instances.io import save_instance
+    from deplbench.instances.random_family import random_instance
+
+    save_instance(random_instance(0, models=2, epochs=4), tmp_path / "i.json")
+    t = time.perf_counter()
+    rc = main(["solve", str(tmp_path / "i.json"), "--solver", "harness-hog", "--set", "mb=2000",
+               "--memory-limit", "300", "--out", str(tmp_path / "p.json")])
+    assert rc == 0 and time.perf_counter() - t < 30
+    assert json.loads((tmp_path / "p.json").read_text())["status"] == "memout"
+    assert capsys.readouterr().out.startswith("harness-hog: memout")
+
+
+@pytest.mark.parametrize("limit", ["0", "-1", "inf", "nan", "x"])
+def test_bad_memory_limit_is_one_line(tmp_path, capsys, limit):
+    rc = main(["solve", str(tmp_path / "i.json"), "--solver", "depl", "--memory-limit", limit,
+               "--out", str(tmp_path / "p.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "--memory-limit" in err
+    assert not (tmp_path / "p.json").exists()
