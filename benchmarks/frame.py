@@ -21,7 +21,7 @@ SHIFT_S = 10.0  # shift of the shifted geometric mean of time (Mittelmann)
 TIE_RTOL = 1e-6  # costs this close count as a tie (both win)
 #: parameters that never distinguish variants (limits, seeds, threads): not a factor of a study
 NON_FACTORS = tuple(f"p_{p.name}" for p in COMMON_PARAMS)
-DERIVED = ("method", "network", "timed_out", "solved", "ttime")
+DERIVED = ("method", "network", "timed_out", "solved", "ttime", "verdict")
 
 
 def ensure_columns(df: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +62,7 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     ``method`` is the stored label ``solver[k=v,...]``; ``network`` the paper network the
     family declares (its ``network`` tag). ``solved``: the harness finished, the evaluator
     certifies the plan feasible, and an exact or SAA method also proved optimality (status
-    ``optimal``). ``ttime``: the time used for means and profiles, the runtime when solved and
+    ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict). ``ttime``: the time used for means and profiles, the runtime when solved and
     the time limit otherwise (unsolved runs are charged the limit, as in Mittelmann's tables).
     """
     d = ensure_columns(df)
@@ -81,7 +81,19 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     run = pd.to_numeric(d["runtime_s"], errors="coerce")
     fallback = run.fillna(pd.to_numeric(d["wall_s"], errors="coerce"))
     d["ttime"] = np.where(d["solved"], run, limit.fillna(fallback))
+    d["verdict"] = verdicts(d)
     return d
+
+
+def verdicts(d: pd.DataFrame) -> list[str]:
+    """The status each row shows (:func:`deplbench.results.shown_status`): an SAA plan the evaluator
+    rejects reads ``infeasible (saa optimal)``, never ``optimal``."""
+    from deplbench.results import shown_status
+
+    feas = d["feasible"].astype("boolean")
+    return [shown_status(None if pd.isna(st) else str(st), None if pd.isna(k) else str(k),
+                         None if pd.isna(f) else bool(f))
+            for st, k, f in zip(d["status"], d["solver_kind"], feas, strict=True)]
 
 
 def feasible_mask(d: pd.DataFrame) -> pd.Series:
