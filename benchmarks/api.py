@@ -32,10 +32,9 @@ class RunOutcome:
 
 def output_folder(config_name: str, out: str | Path | None) -> Path:
     """``out``, or ``deplbench-results/CONFIG``; an existing non-folder is an input error."""
-    path = Path(out) if out else Path(DEFAULT_ROOT) / config_name
-    if path.exists() and not path.is_dir():
-        raise InputError("exists and is not a folder", str(path))
-    return path
+    from deplbench.files import check_output_dir
+
+    return check_output_dir(Path(out) if out else Path(DEFAULT_ROOT) / config_name)
 
 
 def run_config(config: str | Path, out: str | Path | None = None, *, workers: int | None = None,

@@ -7,7 +7,10 @@ from pathlib import Path
 
 def cmd_report(args) -> int:
     from deplbench.benchmarks.report import build_report
+    from deplbench.files import check_output_dir
 
+    if args.out:
+        check_output_dir(args.out)
     html = build_report(Path(args.dir), Path(args.out) if args.out else None)
     print(f"wrote {html} and {html.with_name('report.md')}")
     return 0

@@ -65,7 +65,10 @@ def _short(params: dict) -> str:
 
 def cmd_export(args) -> int:
     from deplbench.benchmarks.store import Store
+    from deplbench.files import check_output_dir
 
+    if args.out:
+        check_output_dir(args.out)
     with Store(args.dir, read_only=True) as store:
         paths = store.export(args.format, args.out)
     print("wrote " + ", ".join(str(p) for p in paths))

@@ -88,8 +88,8 @@ def shipped_configs() -> list[str]:
 def resolve(config: str) -> Path:
     """A config path, or the name of a shipped config (``paper``, ``smoke``, ...)."""
     p = Path(config)
-    if p.is_file():
-        return p
+    if p.is_file() or (p.exists() and not p.is_dir()) or p.is_symlink():
+        return p  # a FIFO, a device, a link loop: refused by load_config with one line
     if p.suffix == ".toml":
         raise InputError("no such config file", config)
     # a folder of the same name (e.g. an earlier --out) must not hide a shipped config
@@ -103,12 +103,17 @@ def resolve(config: str) -> Path:
 
 def load_config(config: str | Path) -> Config:
     """Read, validate and expand a config; any problem is one :class:`InputError`."""
+    from deplbench.files import check_input_file
+
     path = resolve(str(config))
     src = str(config)
+    check_input_file(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", src) from None
+    except RecursionError:
+        raise InputError("malformed TOML: nested too deeply", src) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read config ({type(exc).__name__})", src) from None
     return expand(data, path.stem, src)

@@ -123,7 +123,11 @@ class Store:
         self.path = self.root / DB_NAME
         if read_only and not self.path.exists():
             raise InputError(f"no result store {DB_NAME} in this folder", str(self.root))
-        if self.path.exists():
+        if self.root.exists() and not self.root.is_dir():
+            raise InputError("exists and is not a folder", str(self.root))
+        if self.path.exists() or self.path.is_symlink():
+            if not self.path.is_file():  # a folder, a FIFO (opening it would block), a device
+                raise InputError("not a result store (not a regular file)", str(self.path))
             check_store(self.path)  # before any write: a foreign file stays byte-identical
         if read_only:
             self.con = _connect(self.path, read_only=True)

@@ -59,8 +59,10 @@ def export_model(instance, out: str | Path, *, formulation: str = "aggregated", 
 
 
 def cmd_export(args) -> int:
+    from deplbench.files import check_output_path
     from deplbench.instances.io import load_instance
 
+    check_output_path(args.out)
     inst = load_instance(args.instance)
     ds = tuple(d.strip() for d in args.datasets.split(",")) if args.datasets else None
     n, m = export_model(inst, args.out, formulation=args.formulation, scenarios=args.scenarios,

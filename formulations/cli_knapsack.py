@@ -12,9 +12,11 @@ from pathlib import Path
 
 
 def cmd_reduce_knapsack(args) -> int:
+    from deplbench.files import check_output_path
     from deplbench.formulations.knapsack import check_knapsack, reduce_knapsack
     from deplbench.instances.io import read_json, save_instance
 
+    check_output_path(args.out)
     kp = check_knapsack(read_json(args.knapsack), str(args.knapsack))
     inst = reduce_knapsack(kp, args.name or f"knapsack-{Path(args.knapsack).stem}")
     save_instance(inst, args.out)

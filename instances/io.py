@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from deplbench.errors import InputError, json_path
+from deplbench.files import (  # noqa: F401 - re-exported: the file helpers of every reader/writer
+    MAX_INPUT_BYTES,
+    atomic_output,
+    check_input_file,
+    check_output_dir,
+    check_output_path,
+    write_text_atomic,
+)
 from deplbench.instances.plan import PLAN_SCHEMA, Plan
 from deplbench.instances.schema import INSTANCE_SCHEMA, Instance
 
-#: Largest JSON input file read (bytes): an instance of the largest family is far smaller.
-MAX_INPUT_BYTES = 64 * 2**20
 #: Deepest nesting of arrays and objects accepted in a JSON input (instances need 4).
 MAX_DEPTH = 32
 
@@ -33,27 +36,6 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise ValueError(f"duplicate key '{k}'")
         out[k] = v
     return out
-
-
-def check_input_file(path: str | os.PathLike, max_bytes: int = MAX_INPUT_BYTES) -> Path:
-    """``path`` as a readable regular file of at most ``max_bytes``, else an :class:`InputError`.
-
-    A directory, a FIFO or a device is refused before it is opened (reading a FIFO would block).
-    """
-    src = str(path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise InputError("no such file", src) from None
-    except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read file ({exc.__class__.__name__})", src) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise InputError("is a directory, not a file", src)
-    if not stat.S_ISREG(st.st_mode):
-        raise InputError("is not a regular file", src)
-    if st.st_size > max_bytes:
-        raise InputError(f"file is {st.st_size} bytes, over the limit of {max_bytes}", src)
-    return Path(path)
 
 
 def check_depth(obj: Any, source: str | None = None, max_depth: int = MAX_DEPTH) -> None:
@@ -153,76 +135,9 @@ def load_any(path: str | os.PathLike) -> Instance | Plan:
     raise InputError(f"schema must be '{INSTANCE_SCHEMA}' or '{PLAN_SCHEMA}'", str(path), "$.schema")
 
 
-def check_output_path(path: str | os.PathLike, what: str | None = None) -> Path:
-    """``path`` if a file can be written there (missing folders are created), else an :class:`InputError`.
-
-    Refused: an existing directory or non-regular file, a path under a file, a folder that is
-    not writable. Checked before any work, so that a long solve never ends in a traceback.
-    """
-    src = str(path)
-    p = Path(path)
-    if not src or src.endswith(os.sep):
-        raise InputError("output path must name a file", what or src)
-    if p.exists():
-        if p.is_dir():
-            raise InputError("is a directory, not a file", src)
-        if not p.is_file():
-            raise InputError("is not a regular file (refusing to replace it)", src)
-    anc = p.absolute().parent
-    while not anc.exists() and anc != anc.parent:
-        if anc.is_symlink():
-            raise InputError(f"'{anc}' is a dangling link", src)
-        anc = anc.parent
-    if not anc.is_dir():
-        raise InputError(f"'{anc}' is not a directory", src)
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise InputError(f"folder '{anc}' is not writable", src)
-    return p
-
-
-def _file_mode(path: Path) -> int:
-    """The mode of the existing ``path``, else 0666 minus the umask (read without changing it)."""
-    with contextlib.suppress(OSError):
-        return stat.S_IMODE(path.stat().st_mode)
-    umask = 0o022
-    with contextlib.suppress(OSError, ValueError, StopIteration), open("/proc/self/status") as f:
-        umask = int(next(line for line in f if line.startswith("Umask:")).split()[1], 8)
-    return 0o666 & ~umask
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w"):
-    """Yield a temporary file beside ``path``; renamed onto ``path`` only if the block succeeds.
-
-    An :class:`OSError` (full disk, permissions) becomes one :class:`InputError` naming ``path``;
-    nothing is half-written and no temporary file is left behind.
-    """
-    path = check_output_path(path)
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; keep the mode a plain open() would give
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-            yield fh
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror or type(exc).__name__})", str(path)) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-
-
 def write_json_atomic(obj: Any, path: str | os.PathLike) -> None:
     """Write JSON to a temporary file beside ``path`` and rename it: never a half-written file."""
     text = json.dumps(obj, indent=2, allow_nan=False) + "\n"  # serialise first: a bad value writes nothing
-    with atomic_output(path) as fh:
-        fh.write(text)
-
-
-def write_text_atomic(text: str, path: str | os.PathLike) -> None:
-    """Write ``text`` atomically to ``path`` (see :func:`atomic_output`)."""
     with atomic_output(path) as fh:
         fh.write(text)
 

@@ -73,9 +73,11 @@ def summary_table(params: dict) -> str:
 
 
 def cmd_calibrate(args) -> int:
+    from deplbench.files import check_output_path
     from deplbench.instances.calibration.pipeline import calibrate, read_curves
     from deplbench.instances.io import write_json_atomic
 
+    check_output_path(args.out)
     t0 = time.perf_counter()
     table = read_curves(args.curves)
     params = calibrate(table, fit_p=args.fit_p, n_mc=args.bootstrap, seed=args.seed,
@@ -88,8 +90,10 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_train_curves(args) -> int:
+    from deplbench.files import check_output_path
     from deplbench.instances.calibration.curves import TrainConfig, train_curves
 
+    check_output_path(args.out)
     cfg = TrainConfig(epochs=args.epochs, hidden=args.hidden, lr=args.lr, batch=args.batch)
     t0 = time.perf_counter()
 

@@ -60,7 +60,10 @@ class Observations:
 
 def read_curves(path) -> pd.DataFrame:
     """Read and validate a curves CSV; any problem is one :class:`InputError` line."""
+    from deplbench.files import check_input_file
+
     src = str(path)
+    check_input_file(path)  # a FIFO or device would block or never end
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except FileNotFoundError:

@@ -101,9 +101,11 @@ def cmd_families(args) -> int:
 
 
 def cmd_generate(args) -> int:
+    from deplbench.files import check_output_path
     from deplbench.instances.io import save_instance
     from deplbench.registry import generate
 
+    check_output_path(args.out)  # before the work: a long generation never ends in a traceback
     inst = generate(args.family, parse_sets(args.set), seed=args.seed)
     save_instance(inst, args.out)
     print(f"wrote {args.out} ({inst.name})")
@@ -136,7 +138,8 @@ def cmd_solve(args) -> int:
     import multiprocessing as mp
     import time
 
-    from deplbench.instances.io import check_output_path, load_instance, save_plan
+    from deplbench.files import check_output_path
+    from deplbench.instances.io import load_instance, save_plan
     from deplbench.registry import get_solver
     from deplbench.watch import call
 
@@ -298,6 +301,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except InputError as exc:
         print(f"deplbench: error: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("deplbench: error: input nested too deeply", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("deplbench: interrupted", file=sys.stderr)
