@@ -73,12 +73,12 @@ def cmd_export(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``export`` command."""
-    from deplbench.cli import _nonneg_int
+    from deplbench.cli import MAX_SCENARIOS, _nonneg_int, int_in
 
     s = subparsers.add_parser("export", help="write the SAA MILP of an instance as .mps or .lp")
     s.add_argument("instance")
     s.add_argument("--formulation", default="aggregated", choices=["aggregated", "time_indexed"])
-    s.add_argument("--scenarios", type=_nonneg_int, default=200)
+    s.add_argument("--scenarios", type=int_in(1, MAX_SCENARIOS), default=200)
     s.add_argument("--seed", type=_nonneg_int, default=0)
     s.add_argument("--datasets", default=None, help="comma-separated selection (default: all)")
     s.add_argument("--out", required=True)

@@ -9,6 +9,9 @@ from typing import Any
 from deplbench.errors import InputError
 
 PLAN_SCHEMA = "depl-plan/1"
+#: Most epochs (and segments) a plan file may hold: above the largest ``max_epochs`` an instance
+#: may declare, so no valid plan is refused, and small enough to evaluate in memory.
+MAX_PLAN_EPOCHS = 100_000
 PLAN_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "memout", "unknown", "error")
 #: which problem a status is proven for (MODEL.md section 3)
 PLAN_PROBLEMS = ("true", "saa")
@@ -142,7 +145,7 @@ class Plan:
         segs_raw = data.get("segments")
         if not isinstance(segs_raw, list):
             raise err("segments must be a list", "$.segments")
-        segs = []
+        segs, total = [], 0
         for i, s in enumerate(segs_raw):
             p = f"$.segments[{i}]"
             if not isinstance(s, dict):
@@ -159,6 +162,9 @@ class Plan:
             ep = s.get("epochs")
             if isinstance(ep, bool) or not isinstance(ep, int) or ep < 1:
                 raise err("epochs must be an integer >= 1", f"{p}.epochs")
+            if ep > MAX_PLAN_EPOCHS or total + ep > MAX_PLAN_EPOCHS:
+                raise err(f"the plan holds more than {MAX_PLAN_EPOCHS} epochs (the limit)", f"{p}.epochs")
+            total += ep
             segs.append(Segment(s["model"], s["cluster"], float(lv), ep))
         if not segs and status in ("optimal", "feasible"):
             raise err("segments may be empty only when status is infeasible, timeout or error", "$.segments")

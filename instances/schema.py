@@ -16,9 +16,19 @@ from deplbench.errors import InputError
 
 INSTANCE_SCHEMA = "depl-instance/1"
 
-Pos = Annotated[float, Field(gt=0)]
-NonNeg = Annotated[float, Field(ge=0)]
-PosInt = Annotated[int, Field(ge=1)]
+#: Resource caps (docs/reliability.md): every number's magnitude is at most MAX_ABS and every
+#: positive number at least MIN_POS, so that no product or quotient of the semantics overflows
+#: (the evaluator, bruteforce and the MILPs then compute the same finite figures); MAX_EPOCHS
+#: bounds ``max_epochs`` and MAX_NODES ``nodes``.
+MAX_ABS = 1e12
+MIN_POS = 1e-12
+MAX_EPOCHS = 100_000
+MAX_NODES = 1_000_000
+
+Num = Annotated[float, Field(ge=-MAX_ABS, le=MAX_ABS)]
+Pos = Annotated[float, Field(ge=MIN_POS, le=MAX_ABS)]
+NonNeg = Annotated[float, Field(ge=0, le=MAX_ABS)]
+PosInt = Annotated[int, Field(ge=1, le=MAX_NODES)]
 
 
 class _Strict(BaseModel):
@@ -28,7 +38,7 @@ class _Strict(BaseModel):
 
 class Loss(_Strict):
     initial: Pos
-    target: float
+    target: Num
     quantile: Annotated[float, Field(gt=0, lt=1)]
     floor: float | None = None  # the loss is max(floor, l(K)) (MODEL.md section 4); finite, below the target
 
@@ -66,7 +76,7 @@ class Cluster(_Strict):
 
 class Dataset(_Strict):
     id: str
-    samples: PosInt
+    samples: Annotated[int, Field(ge=1, le=int(MAX_ABS))]
     quality: Annotated[float, Field(gt=0, le=1)]
 
 
@@ -78,7 +88,7 @@ class TransferCost(_Strict):
 
 class Progress(_Strict):
     A: NonNeg
-    B: Annotated[float, Field(gt=-1)]
+    B: Annotated[float, Field(gt=-1, le=MAX_ABS)]
     p: NonNeg
 
 
@@ -102,12 +112,12 @@ _PENALTY_FIELDS = {"t": {"df", "loc", "scale"}, "normal": {"loc", "scale"}, "con
 
 class Penalty(_Strict):
     family: Literal["t", "normal", "constant"]
-    low: float
-    high: float
+    low: Num
+    high: Num
     df: Pos | None = None
-    loc: float | None = None
+    loc: Num | None = None
     scale: Pos | None = None
-    value: float | None = None
+    value: Num | None = None
 
     @model_validator(mode="after")
     def _family_fields(self) -> Penalty:
@@ -152,7 +162,7 @@ class Instance(_Strict):
     name: str
     loss: Loss
     time_budget: Pos
-    max_epochs: PosInt
+    max_epochs: Annotated[int, Field(ge=1, le=MAX_EPOCHS)]
     noise_mode: Literal["per_epoch", "per_run"]
     data_effect: DataEffect
     clusters: tuple[Cluster, ...] = Field(min_length=1)

@@ -15,20 +15,24 @@ import tempfile
 import time
 from pathlib import Path
 
-from deplbench.cli import _nonneg_int
-from deplbench.cli import positive_int as _pos_int
+from deplbench.cli import _nonneg_int, float_in, int_in
+
+_pos_int = int_in(1, 100_000)
 
 
 def _floats(text: str) -> tuple[float, ...]:
     try:
-        return tuple(float(v) for v in text.split(","))
+        v = tuple(float(x) for x in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of numbers") from None
+    if not all(abs(x) < float("inf") for x in v):  # also false for NaN
+        raise argparse.ArgumentTypeError(f"'{text}' holds a value that is not finite")
+    return v
 
 
 def _bounds(text: str) -> tuple[float, float]:
     v = _floats(text)
-    if len(v) != 2 or not v[0] <= v[1]:
+    if len(v) != 2 or not v[0] <= v[1] or not all(abs(x) < float("inf") for x in v):
         raise argparse.ArgumentTypeError(f"'{text}' is not LOW,HIGH with LOW <= HIGH")
     return v[0], v[1]
 
@@ -127,12 +131,12 @@ def register(sub) -> None:
     s.add_argument("curves", help="CSV with columns run, model, epoch, loss (optional density)")
     s.add_argument("--out", required=True, help="PARAMS.json (depl-calibration/1)")
     s.add_argument("--fit-p", action="store_true", help="fit the exponent p too (default p = 0.5)")
-    s.add_argument("--bootstrap", type=_nonneg_int, default=200,
+    s.add_argument("--bootstrap", type=int_in(0, 100_000), default=200,
                    help="parametric-bootstrap samples per goodness-of-fit test (0: naive KS only)")
     s.add_argument("--seed", type=_nonneg_int, default=0)
     s.add_argument("--penalty-bounds", type=_bounds, default=None, metavar="LOW,HIGH",
                    help="truncation of the penalties (default [min(0, smallest), largest + range])")
-    s.add_argument("--penalty-df", type=float, default=None,
+    s.add_argument("--penalty-df", type=float_in(0.0, 1e6, low_open=True), default=None,
                    help="fix the t's degrees of freedom instead of fitting them")
     s.set_defaults(func=cmd_calibrate)
 
@@ -146,7 +150,7 @@ def register(sub) -> None:
     s.add_argument("--factors", type=_floats, default=(0.5, 0.75, 0.9), metavar="F1,F2,...",
                    help="pruning factors (switches go towards more pruning)")
     s.add_argument("--hidden", type=_pos_int, default=64)
-    s.add_argument("--lr", type=float, default=0.002)
+    s.add_argument("--lr", type=float_in(0.0, 10.0, low_open=True), default=0.002)
     s.add_argument("--batch", type=_pos_int, default=64)
     s.add_argument("--seed", type=_nonneg_int, default=0)
     s.add_argument("--quiet", action="store_true")

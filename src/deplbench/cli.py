@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import pkgutil
 import sys
 
@@ -223,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("evaluate", help="cost, time, feasibility and certified loss quantile of a plan")
     s.add_argument("instance")
     s.add_argument("plan")
-    s.add_argument("--samples", type=_nonneg_int, default=20_000, help="Monte-Carlo samples (0: none)")
+    s.add_argument("--samples", type=int_in(0, MAX_SAMPLES), default=20_000, help="Monte-Carlo samples (0: none)")
     s.add_argument("--seed", type=_nonneg_int, default=0)
     s.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     s.set_defaults(func=cmd_evaluate)
@@ -279,6 +280,41 @@ def int_at_least(minimum: int):
 
 _nonneg_int = int_at_least(0)
 positive_int = int_at_least(1)
+
+
+def int_in(low: int, high: int):
+    """An argparse type: an integer in ``[low, high]`` (a resource cap, docs/reliability.md)."""
+    base = int_at_least(low)
+
+    def parse(text: str) -> int:
+        v = base(text)
+        if v > high:
+            raise argparse.ArgumentTypeError(f"'{text}' is over the limit of {high}")
+        return v
+
+    parse.__name__ = f"int in [{low}, {high}]"
+    return parse
+
+
+def float_in(low: float, high: float, low_open: bool = False):
+    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
+
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if not (math.isfinite(v) and (v > low if low_open else v >= low) and v <= high):
+            raise argparse.ArgumentTypeError(f"'{text}' must be a number in {'(' if low_open else '['}{low:g}, {high:g}]")
+        return v
+
+    parse.__name__ = "number"
+    return parse
+
+
+#: caps of the core commands' counts (docs/reliability.md)
+MAX_SAMPLES = 10_000_000
+MAX_SCENARIOS = 100_000
 
 
 def _pos_float(text: str) -> float:
