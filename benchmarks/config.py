@@ -177,21 +177,26 @@ def _keys(table: Mapping[str, Any], allowed: set[str], src: str, at: str) -> Non
             raise InputError(f"unknown key (allowed: {', '.join(sorted(allowed))})", src, where)
 
 
+#: Valid range of each harness setting (docs/reliability.md): a value outside is one line, before any run.
+HARNESS_RANGES: dict[str, tuple[float, float]] = {
+    "grace": (0.0, 3600.0), "memory_limit_mb": (0.0, 1e7), "eval_samples": (0, 10_000_000),
+    "oos_samples": (0, 10_000_000), "repetitions": (1, 1000),
+}
+
+
 def _harness(table: Any, out: dict[str, Any], src: str, at: str) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise InputError("must be a table", src, at)
     _keys(table, set(HARNESS_DEFAULTS), src, at)
     for k, v in table.items():
         default = HARNESS_DEFAULTS[k]
-        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+        lo, hi = HARNESS_RANGES[k]
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool) and lo <= v <= hi  # False for NaN
         if isinstance(default, int) and not isinstance(v, int):
             ok = False
-        if k == "repetitions" and ok and v < 1:
-            ok = False
         if not ok:
-            kind = "an integer >= 1" if k == "repetitions" else (
-                "an integer >= 0" if isinstance(default, int) else "a number >= 0")
-            raise InputError(f"must be {kind}, not {v!r}", src, f"{at}.{k}")
+            kind = "an integer" if isinstance(default, int) else "a number"
+            raise InputError(f"must be {kind} in [{lo:g}, {hi:g}], not {v!r}", src, f"{at}.{k}")
         out[k] = v
     return out
 
