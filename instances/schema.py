@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from deplbench.errors import InputError
 
@@ -20,13 +20,19 @@ INSTANCE_SCHEMA = "depl-instance/1"
 #: positive number at least MIN_POS, so that no product or quotient of the semantics overflows
 #: (the evaluator, bruteforce and the MILPs then compute the same finite figures); MAX_EPOCHS
 #: bounds ``max_epochs`` and MAX_NODES ``nodes``.
-MAX_ABS = 1e12
+MAX_ABS = 1e15
 MIN_POS = 1e-12
 MAX_EPOCHS = 100_000
 MAX_NODES = 1_000_000
 
 Num = Annotated[float, Field(ge=-MAX_ABS, le=MAX_ABS)]
-Pos = Annotated[float, Field(ge=MIN_POS, le=MAX_ABS)]
+def _at_least_min_pos(v: float) -> float:
+    if v < MIN_POS:
+        raise ValueError(f"must be at least {MIN_POS:g} (the smallest positive value an instance may hold)")
+    return v
+
+
+Pos = Annotated[float, Field(gt=0, le=MAX_ABS), AfterValidator(_at_least_min_pos)]
 NonNeg = Annotated[float, Field(ge=0, le=MAX_ABS)]
 PosInt = Annotated[int, Field(ge=1, le=MAX_NODES)]
 

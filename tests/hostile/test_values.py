@@ -131,7 +131,7 @@ FILE_CASES = [
     ("inst-max-epochs-cap", "inst", ("max_epochs",), 10**9, "$.max_epochs"),
     ("inst-capacity-tiny", "inst", ("clusters", 0, "capacity"), 1e-300, "$.clusters[0].capacity"),
     ("inst-bandwidth-tiny", "inst", ("clusters", 0, "bandwidth"), 1e-300, "$.clusters[0].bandwidth"),
-    ("inst-samples-cap", "inst", ("datasets", 0, "samples"), 10**15, "$.datasets[0].samples"),
+    ("inst-samples-cap", "inst", ("datasets", 0, "samples"), 10**18, "$.datasets[0].samples"),
     ("inst-target-huge", "inst", ("loss", "target"), -1e300, "$.loss.target"),
     ("inst-initial-huge", "inst", ("loss", "initial"), 1e300, "$.loss.initial"),
     ("inst-budget-huge", "inst", ("time_budget",), 1e300, "$.time_budget"),
