@@ -46,7 +46,7 @@ class Loss(_Strict):
     initial: Pos
     target: Num
     quantile: Annotated[float, Field(gt=0, lt=1)]
-    floor: float | None = None  # the loss is max(floor, l(K)) (MODEL.md section 4); finite, below the target
+    floor: Num | None = None  # the loss is max(floor, l(K)) (MODEL.md section 4); finite, below the target
 
     @model_validator(mode="after")
     def _target_below_initial(self) -> Loss:
