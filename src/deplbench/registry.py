@@ -38,6 +38,7 @@ SOLVER_MODULES: dict[str, str] = {
     "milp-cpsat": "deplbench.formulations.cpsat",
     "milp-scip": "deplbench.formulations.scip",
     "milp-scip-bc": "deplbench.formulations.scip_bc",
+    "mps": "deplbench.formulations.mps_solver",
     "depl": "deplbench.heuristics.depl",
     "depl-plus": "deplbench.heuristics.depl_plus",
     "best-exp": "deplbench.heuristics.best_exp",
