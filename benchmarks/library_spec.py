@@ -90,6 +90,9 @@ def _calibrated(calibration: str | None) -> list[Entry]:
             for mode in ("per_run", "per_epoch") for f in (0.3, 0.5, 0.7)]
 
 
+#: families the library does not draw from (``library`` reads the library itself)
+NOT_DRAWN = ("library",)
+
 PROVIDERS: dict[str, Callable[[str | None], list[Entry]]] = {
     "paper-alexnet": lambda _c: _paper("paper-alexnet"),
     "paper-mobilenet": lambda _c: _paper("paper-mobilenet"),
@@ -106,6 +109,8 @@ def entries(calibration: str | None = None, quick: bool = False) -> tuple[list[E
     out: list[Entry] = []
     notes: list[str] = []
     for fam in family_names():
+        if fam in NOT_DRAWN:
+            continue
         if fam in PROVIDERS:
             got = PROVIDERS[fam](calibration)
         else:  # a family added later: its test parameters and its defaults

@@ -177,3 +177,30 @@ def test_build_refuses_a_folder_that_is_not_a_library(tmp_path, capsys):
     assert main(["library", "build", "--quick", "--out", str(tmp_path / "x")]) == 2
     assert (tmp_path / "x" / "keep.txt").read_text() == "mine"
     shutil.rmtree(tmp_path / "x")
+
+
+def test_run_and_report_on_the_library(lib, tmp_path):
+    from deplbench.benchmarks.api import read_results, run_config
+
+    easy = [r["name"] for r in lib.manifest["instances"] if r["tier"] == "easy" and r["family"] == "random"][:2]
+    cfg = tmp_path / "lib.toml"
+    names = ", ".join(f'"{n}"' for n in easy)
+    cfg.write_text(f"""
+[[experiments]]
+name = "lib"
+[[experiments.instances]]
+family = "library"
+params = {{ dir = "{lib.root}", name = [{names}] }}
+[[experiments.solvers]]
+name = "milp-highs-direct"
+params = {{ scenarios = 20, time_limit = 30 }}
+[[experiments.solvers]]
+name = "mps"
+params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
+""")
+    out = tmp_path / "res"
+    run_config(cfg, out, workers=1, progress=False)
+    df = read_results(out)
+    assert len(df) == 4 and set(df["instance"]) == set(easy)
+    report = (out / "report" / "report.md").read_text()
+    assert "Tier easy: 2 instances" in report and "sgm_time_s" in report

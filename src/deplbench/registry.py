@@ -55,6 +55,7 @@ FAMILY_MODULES: dict[str, str] = {
     "horizon": "deplbench.instances.study_families",
     "datasets": "deplbench.instances.study_families",
     "noisy-epoch": "deplbench.instances.study_families",
+    "library": "deplbench.benchmarks.library_family",
 }
 
 #: Parameters every method accepts (a method may ignore one it has no use for); none names a variant.
