@@ -219,6 +219,7 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
     path = out / "instances" / f"{inst.name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     save_instance(inst, path)
+    path.chmod(0o644)  # written through a private temporary file; a library is for reading by all
     rec.update(file=f"instances/{inst.name}.json", sha256=sha256(path))
     if tr["plan"] is not None:
         sol = out / "solutions" / f"{inst.name}.plan.json"
