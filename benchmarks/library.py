@@ -19,7 +19,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
     """Run ``build_one(*job)`` for every job (in worker processes when ``workers > 1``), in order."""
     results: list[dict | None] = [None] * len(jobs)
 
-    def show(i, r):
+    def show(r):
         t = r["timing"]
         proof = "not proven" if t["proof_s"] is None else f"proven in {t['proof_s']:.1f} s"
         log(f"[{sum(x is not None for x in results)}/{len(jobs)}] {r['name']}: {r['tier']} ({proof})")
@@ -51,21 +51,15 @@ def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
     if workers <= 1:
         for i, job in enumerate(jobs):
             results[i] = build_one(*job)
-            show(i, results[i])
+            show(results[i])
         return results  # type: ignore[return-value]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futs = {pool.submit(build_one, *job): i for i, job in enumerate(jobs)}
-        for fut in _as_completed(futs):
+        for fut in as_completed(futs):
             i = futs[fut]
             results[i] = fut.result()
-            show(i, results[i])
+            show(results[i])
     return results  # type: ignore[return-value]
-
-
-def _as_completed(futs):
-    from concurrent.futures import as_completed
-
-    return as_completed(futs)
 
 
 def _check_out(out: Path) -> None:
@@ -75,9 +69,10 @@ def _check_out(out: Path) -> None:
 
 def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
           calibration: str | None = None, time_limit: float = 300.0, saa_time_limit: float = 30.0, saa_nodes: int = 1000,
-          scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=print) -> dict:
+          scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
     """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary."""
     out = Path(out)
+    log = log or (lambda msg: print(msg, flush=True))
     for t in tiers:
         if t not in TIERS:
             raise InputError(f"unknown tier '{t}' (known: {', '.join(TIERS)})", "--tiers")
