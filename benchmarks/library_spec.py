@@ -115,7 +115,8 @@ def entries(calibration: str | None = None, quick: bool = False) -> tuple[list[E
             got = PROVIDERS[fam](calibration)
         else:  # a family added later: its test parameters and its defaults
             spec = get_family(fam)
-            got = list(dict.fromkeys(_e(fam, s, s == 0, **p) for p in (spec.test_params, {}) for s in range(3)))
+            got = list(dict.fromkeys(_e(fam, s, s == 0 and p is spec.test_params, **p)
+                                     for p in (spec.test_params, {}) for s in range(3)))
         if not got:
             notes.append(f"family '{fam}' left out (needs input: --calibration PARAMS.json)")
         out.extend(g for g in got if g.quick or not quick)
