@@ -115,10 +115,14 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 
 def run_command(argv: list[str], *, timeout: float, env: dict[str, str], log: Path) -> tuple[int | None, bool]:
-    """Run ``argv`` in its own process group; kill the group after ``timeout`` s. (returncode, timed_out)."""
+    """Run ``argv`` in its own process group; kill the group after ``timeout`` s. (returncode, timed_out).
+
+    It runs in the folder of ``log`` (a temporary one), so that a solver's own log files
+    (HiGHS writes ``Highs.log``) never land in the caller's folder.
+    """
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, start_new_session=True,
+                                env=env, start_new_session=True, cwd=log.parent,
                                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         try:
             return proc.wait(timeout=timeout), False

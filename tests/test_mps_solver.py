@@ -29,8 +29,10 @@ def reference(inst):
 
 
 @pytest.mark.parametrize("preset", ["cbc", "highs", "scip"])
-def test_preset_maps_back_to_the_saa_optimum(inst, reference, preset):
+def test_preset_maps_back_to_the_saa_optimum(inst, reference, preset, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     r = solve("mps", inst, {**P, "preset": preset, "mip_gap": 0.0})
+    assert not list(tmp_path.iterdir())  # the solver's own files stay in its temporary folder
     assert r.status == Status.OPTIMAL, r.message
     assert math.isclose(r.evaluation.cost, reference.evaluation.cost, rel_tol=1e-9)
     assert r.extra["tool"] == preset
