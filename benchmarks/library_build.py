@@ -125,7 +125,8 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
 
     from deplbench.formulations.highs_direct import configure, run_highs, to_highs_lp
     from deplbench.formulations.saa_common import mip_start, plan_cost, verify
-    from deplbench.formulations.saa_model import build, quantile_cut_sets
+    from deplbench.formulations.saa_cuts import quantile_cut_sets
+    from deplbench.formulations.saa_model import build
 
     t0 = time.perf_counter()
     model = build(replace(data, cut_sets=quantile_cut_sets(data)), "aggregated")

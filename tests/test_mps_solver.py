@@ -57,13 +57,13 @@ def test_bad_templates_are_input_errors(inst):
 def test_hanging_command_is_killed(inst, monkeypatch):
     monkeypatch.setattr(mps_solver, "GRACE_S", 0.2)
     cmd = "{python} -c 'import time; time.sleep(30)' {mps} {sol}"
-    r = solve("mps", inst, {**P, "command": cmd, "time_limit": 1.0, "cuts": False})
+    r = solve("mps", inst, {**P, "command": cmd, "time_limit": 1.0, "cuts": "none"})
     assert r.status == Status.TIMEOUT and r.plan is None
     assert r.runtime_s < 10
 
 
 def test_command_without_solution_is_an_error(inst):
-    r = solve("mps", inst, {**P, "command": "{python} -c 'print(1)' {mps} {sol}", "cuts": False})
+    r = solve("mps", inst, {**P, "command": "{python} -c 'print(1)' {mps} {sol}", "cuts": "none"})
     assert r.status == Status.ERROR and "wrote no solution" in r.message
 
 
