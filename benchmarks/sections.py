@@ -28,7 +28,8 @@ from typing import Any
 import pandas as pd
 
 #: Modules whose import registers the built-in sections.
-SECTION_MODULES = ("deplbench.benchmarks.report_sections", "deplbench.benchmarks.paper_figures")
+SECTION_MODULES = ("deplbench.benchmarks.report_sections", "deplbench.benchmarks.paper_figures",
+                   "deplbench.benchmarks.library_report")
 
 
 @dataclass

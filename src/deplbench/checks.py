@@ -21,7 +21,8 @@ from deplbench.errors import InputError
 from deplbench.results import SolveResult, Status
 
 #: Families that cannot be generated from parameters alone (they read an input file), with why.
-NOT_GENERABLE = {"calibrated": "needs a calibration file (tests/test_calibration.py covers it)"}
+NOT_GENERABLE = {"calibrated": "needs a calibration file (tests/test_calibration.py covers it)",
+                 "library": "reads a built library (tests/test_library.py covers it)"}
 #: slack (s) over a method's time limit before the limit counts as ignored
 TIME_SLACK_S = 10.0
 

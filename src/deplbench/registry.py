@@ -38,6 +38,7 @@ SOLVER_MODULES: dict[str, str] = {
     "milp-cpsat": "deplbench.formulations.cpsat",
     "milp-scip": "deplbench.formulations.scip",
     "milp-scip-bc": "deplbench.formulations.scip_bc",
+    "mps": "deplbench.formulations.mps_solver",
     "depl": "deplbench.heuristics.depl",
     "depl-plus": "deplbench.heuristics.depl_plus",
     "best-exp": "deplbench.heuristics.best_exp",
@@ -54,6 +55,7 @@ FAMILY_MODULES: dict[str, str] = {
     "horizon": "deplbench.instances.study_families",
     "datasets": "deplbench.instances.study_families",
     "noisy-epoch": "deplbench.instances.study_families",
+    "library": "deplbench.benchmarks.library_family",
 }
 
 #: Parameters every method accepts (a method may ignore one it has no use for); none names a variant.

@@ -1,0 +1,57 @@
+"""``deplbench library build|check``: the graded instance library and its solution checker."""
+
+from __future__ import annotations
+
+
+def cmd_build(args) -> int:
+    from deplbench.benchmarks.library import build
+
+    tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
+    s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration, time_limit=args.time_limit,
+              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, workers=args.workers)
+    fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
+    print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
+          + ", ".join(f"{t} {s['tiers'].get(t, 0)}" for t in ("easy", "medium", "hard")))
+    print(f"{s['problems']} reference lines: " + ", ".join(f"={k}= {v}" for k, v in sorted(s["references"].items())))
+    if s["left_out"]:
+        print("left out (tier not selected): " + ", ".join(f"{k} {v}" for k, v in sorted(s["left_out"].items())))
+    for n in s["notes"]:
+        print(f"note: {n}")
+    print(f"build time {s['build_s']:.1f} s")
+    return 0
+
+
+def cmd_check(args) -> int:
+    from deplbench.benchmarks.library import Library
+    from deplbench.benchmarks.library_check import check, report_json
+
+    res = check(Library.open(args.library), args.solution, args.instance)
+    print(report_json(res) if args.json else "\n".join(res.lines()))
+    return 0 if res.consistent else 1
+
+
+def register(subparsers) -> None:
+    """Add ``library build`` and ``library check``."""
+    from deplbench.benchmarks.library import DEFAULT_DIR
+    from deplbench.cli import _pos_float, positive_int
+
+    p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
+    sub = p.add_subparsers(dest="library_command", metavar="ACTION", parser_class=type(p))
+    s = sub.add_parser("build", help="build the library (instances, SAA MPS files, library.solu, manifest)")
+    s.add_argument("--out", default=DEFAULT_DIR)
+    s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
+    s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
+    s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
+    s.add_argument("--time-limit", type=_pos_float, default=300.0, help="exact methods, per instance (s)")
+    s.add_argument("--saa-time-limit", type=_pos_float, default=30.0, help="SAA reference solve, per sample (s)")
+    s.add_argument("--saa-nodes", type=positive_int, default=1000,
+                   help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
+    s.add_argument("--workers", type=positive_int, default=2)
+    s.set_defaults(func=cmd_build)
+    s = sub.add_parser("check", help="certify a solution and compare it with the library's reference")
+    s.add_argument("solution", help="plan file (.json) or MIP solution file (.sol) of an MPS file")
+    s.add_argument("--instance", required=True, help="problem name: an instance, or an MPS file's base name")
+    s.add_argument("--library", default=DEFAULT_DIR)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_check)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

@@ -1,0 +1,158 @@
+"""The instance library: build it (:func:`build`) and read it back (:class:`Library`).
+
+Layout of a library folder (``docs/library.md``)::
+
+    manifest.json          family, parameters, seed, tier, reference, method, checksums per problem
+    library.solu           MIPLIB reference lines, one per problem (instance and SAA file)
+    timings.json           measured times of the build (not part of the reproducible content)
+    instances/NAME.json    depl-instance/1 files
+    mps/NAME-sS-seedN-FORMULATION.mps   SAA MILPs (one dataset selection: all datasets)
+    solutions/NAME.plan.json, solutions/NAME-...sol      reference solutions
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from deplbench.benchmarks.library_build import EASY_S, build_one, entry_dict, sha256
+from deplbench.benchmarks.library_spec import (
+    FORMULATIONS,
+    LIBRARY_VERSION,
+    SCENARIO_SEED,
+    SCENARIOS,
+    TIERS,
+    entries,
+)
+from deplbench.benchmarks.solu import Reference, read_solu, write_solu
+from deplbench.errors import InputError
+
+MANIFEST_SCHEMA = "depl-library/1"
+DEFAULT_DIR = "deplbench-library"
+
+
+def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
+    """Run ``build_one(*job)`` for every job (in worker processes when ``workers > 1``), in order."""
+    results: list[dict | None] = [None] * len(jobs)
+
+    def show(r):
+        t = r["timing"]
+        proof = "not proven" if t["proof_s"] is None else f"proven in {t['proof_s']:.1f} s"
+        log(f"[{sum(x is not None for x in results)}/{len(jobs)}] {r['name']}: {r['tier']} ({proof})")
+
+    if workers <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = build_one(*job)
+            show(results[i])
+        return results  # type: ignore[return-value]
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futs = {pool.submit(build_one, *job): i for i, job in enumerate(jobs)}
+        for fut in as_completed(futs):
+            i = futs[fut]
+            results[i] = fut.result()
+            show(results[i])
+    return results  # type: ignore[return-value]
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())):
+        raise InputError("exists and is not a library folder (no manifest.json); choose another", str(out))
+
+
+def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
+          calibration: str | None = None, time_limit: float = 300.0, saa_time_limit: float = 30.0, saa_nodes: int = 1000,
+          scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
+    """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary."""
+    out = Path(out)
+    log = log or (lambda msg: print(msg, flush=True))
+    for t in tiers:
+        if t not in TIERS:
+            raise InputError(f"unknown tier '{t}' (known: {', '.join(TIERS)})", "--tiers")
+    _check_out(out)
+    t0 = time.perf_counter()
+    ents, notes = entries(calibration, quick)
+    ents = list(dict.fromkeys(ents))
+    tmp = out.parent / f".{out.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        results = _tasks(workers, [(e, str(tmp), tuple(tiers), time_limit, saa_time_limit, saa_nodes,
+                                    tuple(scenarios)) for e in ents], log)
+        names = Counter(r["name"] for r in results)
+        dup = [n for n, c in names.items() if c > 1]
+        if dup:
+            raise RuntimeError(f"two library entries generate the same instance name: {dup[:3]}")
+        recs = [dict(r["record"], entry=entry_dict(e)) for r, e in zip(results, ents, strict=True) if r["record"]]
+        refs = [(r["name"], Reference(**r["reference"])) for r in recs]
+        refs += [(s["name"], Reference(**s["reference"])) for r in recs for s in r["saa"]]
+        write_solu(refs, tmp / "library.solu")
+        manifest = {
+            "schema": MANIFEST_SCHEMA, "version": LIBRARY_VERSION, "quick": quick, "tiers": list(tiers),
+            "rules": {"easy_s": EASY_S, "time_limit": time_limit, "saa_time_limit": saa_time_limit, "saa_nodes": saa_nodes,
+                      "scenarios": list(scenarios), "scenario_seed": SCENARIO_SEED, "formulations": list(FORMULATIONS)},
+            "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"), "instances": recs}
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        build_s = time.perf_counter() - t0
+        from deplbench import __version__
+
+        timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
+                   "workers": workers, "instances": {r["name"]: r["timing"] for r in results}}
+        (tmp / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {"out": str(out), "build_s": build_s, "instances": len(recs), "problems": len(refs),
+            "tiers": dict(Counter(r["tier"] for r in recs)), "families": dict(Counter(r["family"] for r in recs)),
+            "references": dict(Counter(ref.kind for _, ref in refs)), "left_out": dict(Counter(
+                r["tier"] for r in results if r["record"] is None)), "notes": notes}
+
+
+@dataclass
+class Library:
+    """A built library folder: its manifest, references and problem lookup."""
+
+    root: Path
+    manifest: dict
+    refs: dict[str, Reference]
+
+    @classmethod
+    def open(cls, root: str | Path = DEFAULT_DIR) -> Library:
+        root = Path(root)
+        man = root / "manifest.json"
+        if not man.is_file():
+            raise InputError("not a library folder (no manifest.json; build one with 'deplbench library build')",
+                             str(root))
+        data = json.loads(man.read_text())
+        if data.get("schema") != MANIFEST_SCHEMA:
+            raise InputError(f"schema must be '{MANIFEST_SCHEMA}'", str(man), "$.schema")
+        return cls(root, data, read_solu(root / data["solu"]))
+
+    def find(self, name: str) -> tuple[dict, dict | None]:
+        """(instance record, SAA record or None) of the problem ``name``."""
+        for rec in self.manifest["instances"]:
+            if rec["name"] == name:
+                return rec, None
+            for s in rec["saa"]:
+                if s["name"] == name:
+                    return rec, s
+        raise InputError(f"no problem '{name}' in the library", str(self.root / "manifest.json"))
+
+    def files(self) -> dict[str, str]:
+        """Relative path -> sha256 of every file the manifest lists (instances, MPS, solutions, solu)."""
+        out = {self.manifest["solu"]: self.manifest["solu_sha256"]}
+        for rec in self.manifest["instances"]:
+            for r in (rec, *rec["saa"]):
+                out[r["file"]] = r["sha256"]
+                if "solution" in r:
+                    out[r["solution"]] = r["solution_sha256"]
+        return out

@@ -1,0 +1,138 @@
+"""``deplbench library check``: certify a solution and compare it with the library's reference.
+
+A solution is a plan file (``depl-plan/1``) of an instance or of an SAA file, or a MIP solution
+file (HiGHS, CBC or SCIP format) of one of the MPS files, mapped back to a plan by column names.
+The evaluator certifies it: for an instance, feasibility of the true problem (the certified
+quantile bracket); for an SAA file, the rules and the sample's chance constraint. Like MIPLIB's
+checker, the result is *consistent* only if the solution is feasible, its stated objective (if
+any) equals its certified cost, it is not cheaper than a proven optimum nor below a proven
+bound, and the problem is not proven infeasible.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deplbench.benchmarks.library import Library
+from deplbench.benchmarks.solu import Reference
+
+#: relative tolerance of the cost comparisons (the .solu values are the certified costs)
+RTOL = 1e-6
+
+
+@dataclass
+class CheckResult:
+    """What the checker found: certified cost, feasibility, contradictions and notes."""
+
+    problem: str
+    feasible: bool
+    cost: float | None
+    reference: Reference
+    contradictions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def consistent(self) -> bool:
+        return self.feasible and not self.contradictions
+
+    def lines(self) -> list[str]:
+        cost = "-" if self.cost is None else f"{self.cost!r}"
+        ref = " ".join(self.reference.lines(self.problem))
+        out = [f"{self.problem}: {'feasible' if self.feasible else 'INFEASIBLE'}, certified cost {cost}; "
+               f"reference {ref}"]
+        out += [f"  contradiction: {c}" for c in self.contradictions] + [f"  {n}" for n in self.notes]
+        out.append("consistent" if self.consistent else "NOT consistent")
+        return out
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= RTOL * max(1.0, abs(a), abs(b))
+
+
+def _saa_model(lib: Library, inst, saa: dict):
+    from deplbench.formulations.saa_model import build, subset_data
+    from deplbench.instances.scenarios import sample_scenarios
+
+    sc = sample_scenarios(inst, saa["scenarios"], saa["scenario_seed"])
+    return build(subset_data(inst, tuple(saa["datasets"]), sc), saa["formulation"], names=True), sc
+
+
+def _read(lib: Library, path: Path, inst, saa: dict | None):
+    """(plan, stated objective, scenarios or None) of the solution file."""
+    from deplbench.errors import InputError
+    from deplbench.formulations.mps_solver import solution_vector
+    from deplbench.formulations.solfile import read_solution
+    from deplbench.instances.io import load_plan
+
+    is_plan = path.suffix.lower() == ".json" or path.read_bytes()[:1] == b"{"
+    model, sc = _saa_model(lib, inst, saa) if saa is not None else (None, None)
+    if is_plan:
+        plan = load_plan(path, inst)
+        return plan, plan.objective, sc
+    if saa is None:
+        raise InputError("a MIP solution file belongs to an SAA file: give its name (NAME-sS-seedN-FORMULATION)",
+                         "--instance")
+    sf = read_solution(path)
+    if not sf.has_solution:
+        raise InputError(f"holds no solution (status '{sf.raw_status}')", str(path))
+    try:
+        plan = model.decode(solution_vector(model, sf.values))
+    except ValueError as exc:
+        raise InputError(f"does not map back to a plan ({exc})", str(path)) from None
+    return plan, sf.objective, sc
+
+
+def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
+    """Certify ``solution`` for problem ``name`` of ``lib`` and compare it with the reference."""
+    from deplbench.instances.evaluate import HARD_VIOLATIONS, evaluate
+    from deplbench.instances.io import load_instance
+    from deplbench.instances.scenarios import evaluate_on_scenarios
+
+    rec, saa = lib.find(name)
+    inst = load_instance(lib.root / rec["file"])
+    plan, stated, sc = _read(lib, Path(solution), inst, saa)
+    ev = evaluate(inst, plan, samples=0)
+    ref = lib.refs.get(name, Reference("unkn"))
+    res = CheckResult(name, True, float(ev.cost), ref)
+    if saa is None:
+        if not ev.feasible:
+            res.feasible = False
+            res.notes.append(f"violates {', '.join(ev.violations)}")
+    else:
+        hard = [v for v in ev.violations if v in HARD_VIOLATIONS]
+        chk = evaluate_on_scenarios(inst, plan, sc)
+        if hard or not chk.ok:
+            res.feasible = False
+            res.notes.append(f"violates {', '.join(hard)}" if hard else
+                             f"violates {chk.n_violated} of {chk.n_scenarios} scenarios (allowed {chk.allowed})")
+    if stated is not None and not _close(stated, res.cost):
+        res.contradictions.append(f"stated objective {stated!r} differs from the certified cost {res.cost!r}")
+    if res.feasible:
+        _compare(res, ref)
+    return res
+
+
+def _compare(res: CheckResult, ref: Reference) -> None:
+    c = res.cost
+    if ref.kind == "inf":
+        res.contradictions.append("feasible for a problem proven infeasible")
+    elif ref.kind == "opt":
+        if c < ref.value and not _close(c, ref.value):
+            res.contradictions.append(f"cheaper than the proven optimum {ref.value!r}")
+        elif not _close(c, ref.value):
+            res.notes.append(f"gap to the optimum {(c - ref.value) / max(abs(ref.value), 1e-9):.3%}")
+        else:
+            res.notes.append("optimal")
+    elif ref.kind == "best":
+        if ref.bound is not None and c < ref.bound and not _close(c, ref.bound):
+            res.contradictions.append(f"cheaper than the proven lower bound {ref.bound!r}")
+        elif c < ref.value and not _close(c, ref.value):
+            res.notes.append(f"improves the best known value {ref.value!r}")
+
+
+def report_json(res: CheckResult) -> str:
+    return json.dumps({"problem": res.problem, "feasible": res.feasible, "cost": res.cost,
+                       "reference": res.reference.to_dict(), "contradictions": res.contradictions,
+                       "notes": res.notes, "consistent": res.consistent})

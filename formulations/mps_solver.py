@@ -1,0 +1,227 @@
+"""``mps``: any MIP solver through files. Write the SAA MILP as MPS, run a command, read the solution.
+
+The command is a template (``preset`` names a shipped one, ``command`` gives your own) with the
+placeholders ``{mps}`` (the model file), ``{sol}`` (the solution file the command must write),
+``{time_limit}``, ``{mip_gap}``, ``{threads}``, ``{seed}``, ``{options}`` (a HiGHS options file
+holding the same settings) and the tool paths ``{cbc}`` (the CBC binary bundled by PuLP),
+``{highs}`` (the standalone HiGHS binary of ``highsbox``) and ``{python}`` (this interpreter).
+The template is split like a shell line (no shell runs it). The process runs in its own process
+group with the run's limits (a memory limit set by the harness is inherited); past the time
+limit plus :data:`GRACE_S` the whole group is killed. The solution file (HiGHS, CBC or SCIP
+format, :mod:`deplbench.formulations.solfile`) is mapped back to a plan by column names, and the
+SAA loop of :func:`~deplbench.formulations.saa_common.run_saa` verifies it on the sample.
+``optimal`` only where the external solver says so for the file (one dataset selection's SAA).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import string
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from deplbench.errors import InputError
+from deplbench.formulations.saa_common import SAA_PARAMS, SubResult, run_saa
+from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.formulations.solfile import read_solution
+from deplbench.params import Param
+from deplbench.registry import register_solver
+from deplbench.results import Status
+
+#: shipped command templates
+PRESETS: dict[str, str] = {
+    "cbc": "{cbc} {mps} sec {time_limit} threads {threads} ratio {mip_gap} solve solu {sol}",
+    "highs": "{highs} --model_file {mps} --solution_file {sol} --options_file {options}",
+    "scip": ("{python} -m deplbench.formulations.scip_file {mps} {sol} --time-limit {time_limit} "
+             "--gap {mip_gap} --threads {threads} --seed {seed}"),
+}
+PLACEHOLDERS = ("mps", "sol", "time_limit", "mip_gap", "threads", "seed", "options", "cbc", "highs", "python")
+#: seconds past the time limit before the command's process group is killed
+GRACE_S = 5.0
+#: feasibility tolerance asked of HiGHS (as milp-highs-direct does)
+FEAS_TOL = 1e-9
+
+MPS_PARAMS = (
+    Param("preset", str, "highs", "shipped command template", choices=tuple(PRESETS)),
+    Param("command", str, None, "own command template with {mps} and {sol} (overrides preset)"),
+    *(p for p in SAA_PARAMS if p.name != "start"),  # an MPS file carries no MIP start
+)
+
+
+def check_template(template: str, source: str = "--set", at: str = "command") -> list[str]:
+    """The template split into tokens; unknown placeholders or a missing {mps}/{sol} are input errors."""
+    try:
+        tokens = shlex.split(template)
+    except ValueError as exc:
+        raise InputError(f"cannot split the command ({exc})", source, at) from None
+    seen = set()
+    for tok in tokens:
+        for _, field, _, _ in string.Formatter().parse(tok):
+            if field is not None:
+                if field not in PLACEHOLDERS:
+                    raise InputError(f"unknown placeholder {{{field}}} (known: {', '.join(PLACEHOLDERS)})",
+                                     source, at)
+                seen.add(field)
+    for need in ("mps", "sol"):
+        if need not in seen:
+            raise InputError(f"the command must contain {{{need}}}", source, at)
+    return tokens
+
+
+def cbc_path() -> str:
+    """The CBC binary bundled with PuLP 2/3 (PuLP 4 moves it to an extra; pyproject pins < 4)."""
+    from pulp.apis import coin_api
+
+    path = os.path.normpath(coin_api.pulp_cbc_path)
+    if not os.access(path, os.X_OK):  # wheels may lose the executable bit, as PuLP itself notes
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o755)
+    return path
+
+
+def highs_path() -> str:
+    """The standalone HiGHS binary of ``highsbox``."""
+    import highsbox
+
+    return highsbox.highs_bin_path()
+
+
+def _env(tokens: list[str]) -> dict[str, str]:
+    env = dict(os.environ)
+    if any("{highs}" in t for t in tokens):  # highsbox's binary needs its own shared libraries
+        import highsbox
+
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(
+            p for p in (highsbox.highs_lib_dir(), env.get("LD_LIBRARY_PATH", "")) if p)
+    return env
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the command is killed if the run process dies (a harness kill never orphans it)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def run_command(argv: list[str], *, timeout: float, env: dict[str, str], log: Path) -> tuple[int | None, bool]:
+    """Run ``argv`` in its own process group; kill the group after ``timeout`` s. (returncode, timed_out).
+
+    It runs in the folder of ``log`` (a temporary one), so that a solver's own log files
+    (HiGHS writes ``Highs.log``) never land in the caller's folder.
+    """
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, start_new_session=True, cwd=log.parent,
+                                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        try:
+            return proc.wait(timeout=timeout), False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, True
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+
+
+def write_mps(model: SaaModel, path: Path) -> None:
+    """The model as a named MPS file (written by HiGHS, as ``deplbench export`` does)."""
+    import highspy
+
+    from deplbench.formulations.highs_direct import to_highs_lp
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(to_highs_lp(model))
+    if h.writeModel(str(path)) != highspy.HighsStatus.kOk:
+        raise OSError(f"HiGHS could not write {path}")
+
+
+def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
+    """Column values by name (absent columns are 0); an unknown name is a ValueError."""
+    index = {n: j for j, n in enumerate(model.names)}
+    x = np.zeros(model.n_vars)
+    for name, val in values.items():
+        if name not in index:
+            raise ValueError(f"the solution names a column '{name}' the model does not have")
+        x[index[name]] = val
+    return x
+
+
+def _options(path: Path, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
+    path.write_text(f"time_limit = {time_limit}\nmip_rel_gap = {mip_gap}\nthreads = {threads}\n"
+                    f"random_seed = {seed}\nprimal_feasibility_tolerance = {FEAS_TOL}\n"
+                    f"mip_feasibility_tolerance = {FEAS_TOL}\n")
+
+
+def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margin: float, time_limit: float,
+                 mip_gap: float, threads: int, seed: int) -> SubResult:
+    """Write one selection's MILP, run the command on it and map its solution back."""
+    t0 = time.perf_counter()
+    model = build(data, formulation, margin=margin, names=True)
+    with tempfile.TemporaryDirectory(prefix="deplbench-mps-") as tmp:
+        d = Path(tmp)
+        mps, sol, opts, log = d / "model.mps", d / "model.sol", d / "highs.opt", d / "log.txt"
+        write_mps(model, mps)
+        limit = max(time_limit - (time.perf_counter() - t0), 0.01)
+        _options(opts, time_limit=limit, mip_gap=mip_gap, threads=threads, seed=seed)
+        values = {"mps": str(mps), "sol": str(sol), "options": str(opts), "time_limit": f"{limit:.3f}",
+                  "mip_gap": f"{mip_gap:g}", "threads": str(threads), "seed": str(seed), "python": sys.executable}
+        if any("{cbc}" in t for t in tokens):
+            values["cbc"] = cbc_path()
+        if any("{highs}" in t for t in tokens):
+            values["highs"] = highs_path()
+        argv = [t.format(**{k: values.get(k, "") for k in PLACEHOLDERS}) for t in tokens]
+        t1 = time.perf_counter()
+        code, timed_out = run_command(argv, timeout=limit + GRACE_S, env=_env(tokens), log=log)
+        t2 = time.perf_counter()
+        sizes = dict(build_s=t1 - t0, solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons)
+        if timed_out:
+            return SubResult(Status.TIMEOUT, message=f"{argv[0]} killed after {limit + GRACE_S:.1f} s", **sizes)
+        if not sol.exists():
+            tail = log.read_text(errors="replace")[-300:].strip().replace("\n", " | ")
+            return SubResult(Status.ERROR, message=f"{Path(argv[0]).name} (exit {code}) wrote no solution: {tail}",
+                             **sizes)
+        sf = read_solution(sol)
+    plan = None
+    if sf.has_solution:
+        try:
+            plan = model.decode(solution_vector(model, sf.values))
+        except ValueError as exc:
+            return SubResult(Status.ERROR, message=f"solution does not decode: {exc}", **sizes)
+    status = sf.status
+    if status == Status.OPTIMAL and plan is None:
+        return SubResult(Status.ERROR, message=f"'{sf.raw_status}' without a solution", **sizes)
+    if status == Status.UNKNOWN and plan is not None:
+        status = Status.FEASIBLE
+    bound = sf.objective if status == Status.OPTIMAL else None
+    msg = "" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else f"{sf.fmt}: {sf.raw_status}"
+    return SubResult(status, plan, sf.objective, bound, None, message=msg, **sizes)
+
+
+@register_solver("mps", kind="saa", params=MPS_PARAMS,
+                 test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
+                 description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
+def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,
+              time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on"):
+    """Solve the SAA of ``instance`` selection by selection with an external MIP solver."""
+    tokens = check_template(command if command else PRESETS[preset])
+
+    def sub(data, **kw):
+        return solve_subset(data, tokens=tokens, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
+
+    res = run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
+                  time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing)
+    return res.replace(extra={**res.extra, "tool": Path(tokens[0]).name if command else preset})

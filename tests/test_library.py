@@ -1,0 +1,207 @@
+"""The library: quick build (small samples for speed), reproducibility, references recomputed, the checker."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import highspy
+import pytest
+
+from deplbench.benchmarks.library import Library, build
+from deplbench.benchmarks.library_check import check
+from deplbench.cli import main
+from deplbench.instances.io import load_instance
+from deplbench.registry import solve
+
+#: the quick subset with small samples, so that two builds fit in the test budget
+KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 30.0, "saa_time_limit": 30.0,
+      "workers": 1, "log": lambda _m: None}
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lib") / "quick"
+    build(out, **KW)
+    return Library.open(out)
+
+
+def test_quick_library_has_references_and_tiers(lib):
+    recs = lib.manifest["instances"]
+    assert 10 <= len(recs) <= 20
+    tiers = {r["tier"] for r in recs}
+    assert "easy" in tiers and tiers <= {"easy", "medium", "hard"}  # measured: depends on the exact methods
+    names = [r["name"] for r in recs] + [s["name"] for r in recs for s in r["saa"]]
+    assert set(names) == set(lib.refs)  # one reference per problem, nothing else
+    assert all(len(r["saa"]) == 4 for r in recs)  # 2 sample sizes x 2 formulations
+    assert {ref.kind for ref in lib.refs.values()} >= {"opt", "inf"}
+    for rec in recs:  # a known optimum (knapsack reduction) agrees with the proof
+        if "known_optimum" in rec and rec["reference"]["kind"] == "opt":
+            assert math.isclose(rec["reference"]["value"], rec["known_optimum"], rel_tol=1e-9)
+
+
+def test_two_builds_are_identical(lib, tmp_path):
+    out = tmp_path / "again"
+    build(out, **KW)
+    again = Library.open(out)
+    assert again.files() == lib.files()
+    for rel, digest in lib.files().items():  # and the checksums are those of the files
+        from deplbench.benchmarks.library_build import sha256
+
+        assert sha256(lib.root / rel) == digest
+
+
+def _solve_file(path) -> tuple[str, float | None]:
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 0.0)
+    h.setOptionValue("mip_feasibility_tolerance", 1e-9)
+    h.setOptionValue("primal_feasibility_tolerance", 1e-9)
+    assert h.readModel(str(path)) == highspy.HighsStatus.kOk
+    h.run()
+    st = h.modelStatusToString(h.getModelStatus())
+    return st, (h.getInfo().objective_function_value if st == "Optimal" else None)
+
+
+def test_every_opt_and_inf_line_is_recomputed(lib):
+    for rec in lib.manifest["instances"]:
+        ref = lib.refs[rec["name"]]
+        if ref.kind in ("opt", "inf"):  # the proving method again, on the stored instance file
+            r = solve(rec["method"], load_instance(lib.root / rec["file"]), rec["method_params"])
+            assert r.status.value == ("optimal" if ref.kind == "opt" else "infeasible")
+            if ref.kind == "opt":
+                assert math.isclose(r.evaluation.cost, ref.value, rel_tol=1e-9)
+        for s in rec["saa"]:  # each MPS file itself, both formulations, solved from the file
+            sref = lib.refs[s["name"]]
+            if sref.kind == "opt":
+                st, obj = _solve_file(lib.root / s["file"])
+                assert st == "Optimal" and math.isclose(obj, sref.value, rel_tol=1e-7), s["name"]
+            elif sref.kind == "inf":
+                assert _solve_file(lib.root / s["file"])[0] == "Infeasible", s["name"]
+
+
+def _solutions(lib):
+    for rec in lib.manifest["instances"]:
+        for r in (rec, *rec["saa"]):
+            if "solution" in r:
+                yield r["name"], lib.root / r["solution"]
+
+
+def test_checker_accepts_every_reference_solution(lib):
+    sols = list(_solutions(lib))
+    assert len(sols) >= 20
+    for name, path in sols:
+        res = check(lib, path, name)
+        assert res.consistent, (name, res.lines())
+
+
+def _forbidden(inst):
+    ids = inst.model_ids
+    return next(((a, b) for a in ids for b in ids if a != b and not inst.allowed(a, b)), None)
+
+
+def _tamper(lib, tmp_path, edit, need_forbidden=False):
+    rec = next(r for r in lib.manifest["instances"] if r["reference"]["kind"] == "opt" and
+               (not need_forbidden or _forbidden(load_instance(lib.root / r["file"]))))
+    plan = json.loads((lib.root / rec["solution"]).read_text())
+    edit(plan, load_instance(lib.root / rec["file"]))
+    out = tmp_path / "tampered.json"
+    out.write_text(json.dumps(plan))
+    return check(lib, out, rec["name"])
+
+
+def test_checker_flags_a_lowered_cost(lib, tmp_path):
+    res = _tamper(lib, tmp_path, lambda p, _i: p.update(objective=p["objective"] * 0.9))
+    assert not res.consistent and "stated objective" in res.contradictions[0]
+
+
+def test_checker_flags_a_level_that_does_not_exist(lib, tmp_path):
+    def edit(p, inst):
+        seg = p["segments"][0]
+        levels = inst.cluster_by_id[seg["cluster"]].levels
+        bad = levels[0] / 2
+        if seg["epochs"] > 1:
+            seg["epochs"] -= 1
+            p["segments"].insert(0, dict(seg, epochs=1, level=bad))
+        else:
+            seg["level"] = bad
+        p.pop("objective")
+
+    res = _tamper(lib, tmp_path, edit)
+    assert not res.feasible and not res.consistent and "level" in " ".join(res.notes)
+
+
+def test_checker_flags_a_forbidden_switch(lib, tmp_path):
+    def edit(p, inst):
+        a, b = _forbidden(inst)
+        seg = p["segments"][0]
+        p["segments"] = [dict(seg, model=a, epochs=1), dict(seg, model=b, epochs=1)]
+        p.pop("objective")
+
+    res = _tamper(lib, tmp_path, edit, need_forbidden=True)
+    assert not res.consistent and "switch" in " ".join(res.notes)
+
+
+def test_checker_flags_a_solution_of_an_infeasible_problem(lib, tmp_path):
+    inf = next(r for r in lib.manifest["instances"] if r["reference"]["kind"] == "inf")
+    inst = load_instance(lib.root / inf["file"])
+    res = solve("depl", inst)  # any plan; if it certifies feasible, that contradicts =inf=
+    plan = {"schema": "depl-plan/1", "datasets": list(inst.dataset_ids),
+            "segments": [{"model": inst.model_ids[0], "cluster": inst.cluster_ids[0],
+                          "level": inst.clusters[0].levels[-1], "epochs": 1}]}
+    if res.plan is not None:
+        plan = res.plan.to_json_dict()
+    (tmp_path / "p.json").write_text(json.dumps(plan))
+    out = check(lib, tmp_path / "p.json", inf["name"])
+    assert not out.consistent
+
+
+def test_cli_check_exit_status_and_sol_files(lib, tmp_path, capsys):
+    name, path = next((n, p) for n, p in _solutions(lib) if p.suffix == ".sol")
+    assert main(["library", "check", str(path), "--instance", name, "--library", str(lib.root)]) == 0
+    # a CBC-style file whose stated objective is lowered: a contradiction, exit 1
+    text = path.read_text().splitlines()
+    obj = float(next(t for t in text if t.startswith("Objective")).split()[1])
+    cols = [t.split() for t in text[text.index(next(t for t in text if t.startswith("# Columns"))) + 1:]]
+    body = "".join(f"{i} {n} {v} 0\n" for i, (n, v) in enumerate(cols) if float(v) != 0)
+    (tmp_path / "c.sol").write_text(f"Optimal - objective value {obj - 1.0}\n" + body)
+    assert main(["library", "check", str(tmp_path / "c.sol"), "--instance", name, "--library", str(lib.root)]) == 1
+    assert "contradiction" in capsys.readouterr().out
+    assert main(["library", "check", str(path), "--instance", "nope", "--library", str(lib.root)]) == 2
+
+
+def test_build_refuses_a_folder_that_is_not_a_library(tmp_path, capsys):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "keep.txt").write_text("mine")
+    assert main(["library", "build", "--quick", "--out", str(tmp_path / "x")]) == 2
+    assert (tmp_path / "x" / "keep.txt").read_text() == "mine"
+    shutil.rmtree(tmp_path / "x")
+
+
+def test_run_and_report_on_the_library(lib, tmp_path):
+    from deplbench.benchmarks.api import read_results, run_config
+
+    easy = [r["name"] for r in lib.manifest["instances"] if r["tier"] == "easy" and r["family"] == "random"][:2]
+    cfg = tmp_path / "lib.toml"
+    names = ", ".join(f'"{n}"' for n in easy)
+    cfg.write_text(f"""
+[[experiments]]
+name = "lib"
+[[experiments.instances]]
+family = "library"
+params = {{ dir = "{lib.root}", name = [{names}] }}
+[[experiments.solvers]]
+name = "milp-highs-direct"
+params = {{ scenarios = 20, time_limit = 30 }}
+[[experiments.solvers]]
+name = "mps"
+params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
+""")
+    out = tmp_path / "res"
+    run_config(cfg, out, workers=1, progress=False)
+    df = read_results(out)
+    assert len(df) == 4 and set(df["instance"]) == set(easy)
+    report = (out / "report" / "report.md").read_text()
+    assert "Tier easy: 2 instances" in report and "sgm_time_s" in report

@@ -1,0 +1,86 @@
+"""``mps``: external MIP solvers through files (CBC, standalone HiGHS, SCIP) and the solution-file reader."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_milp import small
+
+from deplbench.errors import InputError
+from deplbench.formulations import mps_solver
+from deplbench.formulations.solfile import read_solution
+from deplbench.registry import solve
+from deplbench.results import Status
+
+P = {"scenarios": 30, "seed": 3, "time_limit": 60.0}
+
+
+@pytest.fixture(scope="module")
+def inst():
+    return small(K=4, name="mps-small")
+
+
+@pytest.fixture(scope="module")
+def reference(inst):
+    r = solve("milp-highs-direct", inst, {**P, "mip_gap": 0.0})
+    assert r.status == Status.OPTIMAL
+    return r
+
+
+@pytest.mark.parametrize("preset", ["cbc", "highs", "scip"])
+def test_preset_maps_back_to_the_saa_optimum(inst, reference, preset, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = solve("mps", inst, {**P, "preset": preset, "mip_gap": 0.0})
+    assert not list(tmp_path.iterdir())  # the solver's own files stay in its temporary folder
+    assert r.status == Status.OPTIMAL, r.message
+    assert math.isclose(r.evaluation.cost, reference.evaluation.cost, rel_tol=1e-9)
+    assert r.extra["tool"] == preset
+
+
+def test_time_indexed_and_user_template(inst, reference):
+    cmd = "{highs} --model_file {mps} --solution_file {sol} --time_limit {time_limit}"
+    r = solve("mps", inst, {**P, "command": cmd, "formulation": "time_indexed", "mip_gap": 0.0})
+    assert r.status in (Status.OPTIMAL, Status.FEASIBLE), r.message
+    assert r.evaluation.cost >= reference.evaluation.cost * (1 - 1e-9)
+
+
+def test_bad_templates_are_input_errors(inst):
+    with pytest.raises(InputError, match="sol"):
+        solve("mps", inst, {**P, "command": "cbc {mps}"})
+    with pytest.raises(InputError, match="unknown placeholder"):
+        solve("mps", inst, {**P, "command": "cbc {mps} {sol} {nope}"})
+    with pytest.raises(InputError, match="preset"):
+        solve("mps", inst, {**P, "preset": "gurobi"})
+
+
+def test_hanging_command_is_killed(inst, monkeypatch):
+    monkeypatch.setattr(mps_solver, "GRACE_S", 0.2)
+    cmd = "{python} -c 'import time; time.sleep(30)' {mps} {sol}"
+    r = solve("mps", inst, {**P, "command": cmd, "time_limit": 1.0, "cuts": "none"})
+    assert r.status == Status.TIMEOUT and r.plan is None
+    assert r.runtime_s < 10
+
+
+def test_command_without_solution_is_an_error(inst):
+    r = solve("mps", inst, {**P, "command": "{python} -c 'print(1)' {mps} {sol}", "cuts": "none"})
+    assert r.status == Status.ERROR and "wrote no solution" in r.message
+
+
+def test_read_the_three_formats(tmp_path):
+    (tmp_path / "h.sol").write_text("Model status\nOptimal\n\n# Primal solution values\nFeasible\n"
+                                    "Objective 12.5\n# Columns 2\nx 1\ny 0.5\n# Rows 1\nr0 1\n")
+    (tmp_path / "c.sol").write_text("Optimal - objective value 12.50000000\n      0 x  1  0\n      3 y  0.5  0\n")
+    (tmp_path / "s.sol").write_text("solution status: optimal solution found\nobjective value: 12.5\n"
+                                    "x  1 \t(obj:10)\ny  0.5 \t(obj:5)\n")
+    for name, fmt in (("h", "highs"), ("c", "cbc"), ("s", "scip")):
+        sf = read_solution(tmp_path / f"{name}.sol")
+        assert (sf.fmt, sf.status, sf.objective, sf.values) == (fmt, Status.OPTIMAL, 12.5, {"x": 1.0, "y": 0.5})
+    (tmp_path / "i.sol").write_text("Infeasible - objective value 0.00000000\n")
+    assert read_solution(tmp_path / "i.sol").status == Status.INFEASIBLE
+    (tmp_path / "t.sol").write_text("solution status: time limit reached\nno solution available\n")
+    sf = read_solution(tmp_path / "t.sol")
+    assert sf.status == Status.TIMEOUT and not sf.has_solution
+    (tmp_path / "bad.sol").write_text("x one\n")
+    with pytest.raises(InputError, match="line 1"):
+        read_solution(tmp_path / "bad.sol")
