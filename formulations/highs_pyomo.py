@@ -95,6 +95,15 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
         mdl.run_def = pyo.Constraint(mdl.M, rule=lambda b, m: b.run[m] == sum(
             data.gain[m, k] * b.z[k, m] for k in range(K)))
 
+    _loss_rows(mdl, data, plan, margin)
+    return mdl
+
+
+def _loss_rows(mdl: pyo.ConcreteModel, data: SubsetData, plan, margin: float) -> None:
+    """The scenario rows, the quantile row, the quantile cuts and the objective / mixing rows."""
+    S, M, K = data.imp.shape
+    P = len(data.switches)
+    agg_runs = data.per_run
     groups = data.penalty_groups()  # one penalty column per group of identical switches
     if len(groups) < P:
         mdl.G = pyo.RangeSet(0, len(groups) - 1)
@@ -135,7 +144,6 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
     mdl.obj_row = pyo.Constraint(range(len(data.obj_rows)), rule=lambda b, i: mdl.cost.expr + sum(
         float(a) * b.v[int(s)] for s, a in zip(data.obj_rows[i].scen, data.obj_rows[i].coef, strict=True))
         >= data.obj_rows[i].rhs)
-    return mdl
 
 
 def decode_pyomo(data: SubsetData, mdl: pyo.ConcreteModel, formulation: str):
