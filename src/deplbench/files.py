@@ -55,15 +55,7 @@ def check_output_path(path: str | os.PathLike, what: str | None = None) -> Path:
             raise InputError("is a directory, not a file", src)
         if not p.is_file():
             raise InputError("is not a regular file (refusing to replace it)", src)
-    anc = p.absolute().parent
-    while not anc.exists() and anc != anc.parent:
-        if anc.is_symlink():
-            raise InputError(f"'{anc}' is a dangling link", src)
-        anc = anc.parent
-    if not anc.is_dir():
-        raise InputError(f"'{anc}' is not a directory", src)
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise InputError(f"folder '{anc}' is not writable", src)
+    _writable_ancestor(p.absolute().parent, src, "directory")
     return p
 
 
@@ -113,13 +105,18 @@ def check_output_dir(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InputError("exists and is not a folder", src)
-    anc = p.absolute()
+    _writable_ancestor(p.absolute(), src, "folder")
+    return p
+
+
+def _writable_ancestor(start: Path, src: str, noun: str) -> None:
+    """The nearest existing ancestor of ``start`` (itself included) must be a writable folder."""
+    anc = start
     while not anc.exists() and anc != anc.parent:
         if anc.is_symlink():
             raise InputError(f"'{anc}' is a dangling link", src)
         anc = anc.parent
     if not anc.is_dir():
-        raise InputError(f"'{anc}' is not a folder", src)
+        raise InputError(f"'{anc}' is not a {noun}", src)
     if not os.access(anc, os.W_OK | os.X_OK):
         raise InputError(f"folder '{anc}' is not writable", src)
-    return p
