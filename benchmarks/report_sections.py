@@ -16,7 +16,7 @@ from deplbench.benchmarks.comparison import comparison_table, performance_ratios
 from deplbench.benchmarks.frame import SHIFT_S
 from deplbench.benchmarks.headline import HEADLINE_METHODS, headline
 from deplbench.benchmarks.ratios import ratio_table
-from deplbench.benchmarks.scaling import stage_columns, stage_scaling_table
+from deplbench.benchmarks.scaling import stage_columns, stage_explanations, stage_scaling_table
 from deplbench.benchmarks.sections import ReportContext, Section, register_section
 
 CALIBRATION_MODULE = "deplbench.instances.calibration.plots"
@@ -129,8 +129,12 @@ def stage_scaling_section(ctx: ReportContext) -> Section | None:
     sec.p("Each stage's time (the method's `x_t_<stage>_s` output) fitted like the total runtime, against "
           "eta and 1/eps. Predicted (MODEL.md errata 3 and 7): stage 2's layered DP grows like eta^2, stage "
           "3's knapsack FPTAS like 1/eps, and a stage a parameter does not enter stays flat (exponent 0). "
-          "A fit with low r^2 on a flat stage is the expected outcome, not a failed one.")
+          "A fit with low r^2 on a flat stage is the expected outcome, not a failed one. The row `stage2 DP "
+          "states` fits the number of DP states stage 2 computes (`x_dp_cells`): eta^2 is the dense grid, "
+          "and the DP fills only the bounding box of the reachable states of each layer.")
     sec.table("Fitted per-stage exponents", tab)
+    for line in stage_explanations(tab):
+        sec.p(line)
     return sec.fig("Per-stage time vs eta and 1/eps (log-log), fit with 95% band.",
                    figures.scaling_plot(series, ctx.fig_dir, "scaling_stages"))
 

@@ -72,7 +72,7 @@ class _Search:
     stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
                                                  "sequences_blacklisted": 0, "datasets_tried": 0,
                                                  "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
-                                                 "graph_edges": 0})
+                                                 "graph_edges": 0, "dp_cells": 0})
     times: dict = field(default_factory=lambda: dict.fromkeys(STAGE_TIMERS, 0.0))
 
     @contextmanager
@@ -90,6 +90,7 @@ class _Search:
         self.stats["graphs_built"] += 1
         self.stats["dp_layers"] += len(graph.layers)
         self.stats["graph_vertices"] += len(graph.edges) * n
+        self.stats["dp_cells"] += graph.cells
         self.stats["graph_edges"] += n * sum(len(p) * len(e) for p, e in zip(graph.preds, graph.edges, strict=True))
 
     @property

@@ -127,6 +127,7 @@ class ExpandedGraph:
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
         self.layers: list[_Layer] = []
+        self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
         self._build()
 
@@ -213,6 +214,7 @@ class ExpandedGraph:
                 lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
                 if lo_i <= hi_i:
                     full = np.full((hi_i - lo_i + 1, j1 - j0 + 1), np.inf, dtype=np.float32)
+                    self.cells += full.size
                     for dt, c, _ in self.edges[m]:
                         if i0 + dt > Tb:
                             continue

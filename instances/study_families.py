@@ -9,8 +9,10 @@ construction and its reference cost bounds the optimum.
   clusters of different node counts and bandwidths and models of very different sizes,
   so epoch costs sit on no grid (stage 3 runs its FPTAS, not the exact grid DP) and the
   options of a cluster are not one convex trade-off.
-* ``horizon`` (stage 2, eta): long horizons, several models and dense switches, so the
-  rounding of time and loss into eta buckets per resource changes the paths found.
+* ``horizon`` (stage 2, eta): long horizons and models whose learning laws cross (a fast
+  starter that flattens, slower ones that keep learning) with cheap switches, so the best
+  plans switch models and the rounding of loss into eta buckets (one bucket lost per run
+  and per switch) decides which switch plans stage 2 can see.
 * ``datasets`` (stage 1): several datasets of very different size and quality with
   transfer costs, so the choice of datasets changes the plan and its cost.
 * ``noisy-epoch`` (``per_epoch``): a fast learner with a heavy-tailed, very variable
@@ -49,7 +51,7 @@ MODE = ("per_run", "per_epoch")
 ROUNDING = (_count("clusters", 4, "clusters", 50), _count("levels", 12, "resource levels per cluster", 100),
             _count("epochs", 30, "max_epochs", 1000), _count("models", 3, "model versions", 50),
             Param("noise_mode", str, "per_epoch", "noise mode", choices=MODE))
-HORIZON = (_count("epochs", 120, "max_epochs", 1000), _count("models", 4, "model versions", 50),
+HORIZON = (_count("epochs", 60, "max_epochs", 1000), _count("models", 3, "model versions", 50),
            _count("clusters", 3, "clusters", 50), _count("levels", 8, "resource levels per cluster", 100),
            Param("noise_mode", str, "per_run", "noise mode", choices=MODE))
 DATASETS = (_count("datasets", 4, "datasets", 20), _count("models", 2, "model versions", 50),
@@ -82,15 +84,31 @@ def rounding_family(seed: int = 0, clusters: int = 4, levels: int = 12, epochs: 
 
 
 @register_family("horizon", params=HORIZON, test_params={"epochs": 8, "models": 2, "clusters": 2, "levels": 3},
-                 description="stage 2 / eta: long horizons, several models and switch options (eta matters)")
-def horizon_family(seed: int = 0, epochs: int = 120, models: int = 4, clusters: int = 3, levels: int = 8,
+                 description="stage 2 / eta: crossing learning laws and cheap switches (eta changes the plan)")
+def horizon_family(seed: int = 0, epochs: int = 60, models: int = 3, clusters: int = 3, levels: int = 8,
                    noise_mode: str = "per_run") -> Instance:
-    """Long horizons and dense switches: every epoch's rounding in eta buckets adds up."""
+    """Models whose learning laws cross, cheap switches: the best plans switch, and eta decides which it sees.
+
+    Model i learns like A_i / k^p_i with p falling from 1.2 (m0: fast start, flattens) to 0.3,
+    and A_i set so that model i overtakes model i - 1 at an epoch drawn around a point between
+    epochs/12 and epochs/2 (geometrically spaced). Work and size are m0's within 10 %, so
+    the choice of model is about learning, not speed.
+    """
     params = {"e": epochs, "m": models, "c": clusters, "l": levels, "": noise_mode}
     data, rng = _draft("horizon", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
                        noise_mode=noise_mode, density=0.8)
-    for sw in data["switches"]:  # cheap switches in both directions: many model sequences compete
-        sw["penalty"]["loc"] = float(rng.uniform(0.05, 0.3))
+    ps = np.linspace(1.2, 0.3, models)
+    cross = np.geomspace(epochs / 12, epochs / 2, max(models - 1, 1)) * rng.uniform(0.8, 1.25, max(models - 1, 1))
+    m0 = data["models"][0]
+    a = m0["progress"]["A"]
+    for i, m in enumerate(data["models"]):
+        if i:  # A_i / c^p_i = A_(i-1) / c^p_(i-1) at the crossing epoch c
+            a *= float(cross[i - 1] ** (ps[i] - ps[i - 1]))
+        m["progress"].update(A=round(float(a), 6), B=0.0, p=round(float(ps[i]), 6))
+        m["work"] = round(float(m0["work"] * rng.uniform(0.9, 1.1)), 6)
+        m["size"] = m0["size"]
+    for sw in data["switches"]:  # cheap switches: a plan that switches at the crossing pays little
+        sw["penalty"]["loc"] = round(float(rng.uniform(0.0, 0.03)), 4)
     return finish(data, "horizon")
 
 
