@@ -125,6 +125,9 @@ class ExpandedGraph:
         sg = surrogate.switch_gain
         self.sb = None if sg is None else np.floor(sg / self.step).astype(np.int64)
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
+        # _delta(a, m, col) for every edge of the graph, as plain ints (the DP reads it per layer)
+        self._deltas = [[{a: self._delta(a, m, col) for a in self.preds[m]} for m in range(M)]
+                        for col in range(self.gb.shape[1])]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
         self.layers: list[_Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
@@ -186,9 +189,10 @@ class ExpandedGraph:
                 return None, None
             return (0, 0, min(d, L), min(d, L)), np.zeros((1, 1), dtype=np.float32)
         moved = []
+        deltas = self._deltas[k - 1][m]
         for a in self.preds[m]:
             if prev.boxes[a] is not None:
-                d = self._delta(a, m, k - 1)
+                d = deltas[a]
                 b = _shift_box(prev.boxes[a], d, L)
                 if b is not None:
                     moved.append((a, d, b))
@@ -325,20 +329,26 @@ class ExpandedGraph:
     def _back(self, kk: int, m: int, i: int, j: int, v) -> tuple[int, int, int, int]:
         """(option, previous model, previous time bucket, previous loss bucket) of a stored state."""
         L = self.L
+        if kk == 0:
+            d = int(self.gb[m, 0])
+            for dt, c, o in self.edges[m]:
+                if dt == i and min(d, L) == j and c == v:
+                    return o, m, 0, 0
+            raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
+        S = self.layers[kk - 1]
+        deltas = self._deltas[kk][m]
+        # the same scan as S.at(a, ip, jp) + c == v over (edge, predecessor, jp), with the boxes read once
+        src = [(a, deltas[a], S.boxes[a], S.subs[a]) for a in self.preds[m] if S.boxes[a] is not None]
         for dt, c, o in self.edges[m]:
             if dt > i:
                 continue
             ip = i - dt
-            if kk == 0:
-                d = int(self.gb[m, 0])
-                if ip == 0 and min(d, L) == j and c == v:
-                    return o, m, 0, 0
-                continue
-            S = self.layers[kk - 1]
-            for a in self.preds[m]:
-                d = self._delta(a, m, kk)
-                js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else [j - d]
+            for a, d, (i0, i1, j0, j1), sub in src:
+                if not i0 <= ip <= i1:
+                    continue
+                row = sub[ip - i0]
+                js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else (j - d,)
                 for jp in js:
-                    if 0 <= jp <= L and S.at(a, ip, jp) + c == v:
+                    if j0 <= jp <= j1 and row[jp - j0] + c == v:
                         return o, a, ip, jp
         raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
