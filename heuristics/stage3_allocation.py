@@ -63,14 +63,16 @@ def _lagrangian_bounds(cost, time, budget):
     s_all = np.take_along_axis(score, ch_all[:, :, None], axis=2)[:, :, 0]
     t_all = np.take_along_axis(np.broadcast_to(time, score.shape), ch_all[:, :, None], axis=2)[:, :, 0]
     c_all = np.take_along_axis(np.broadcast_to(cost, score.shape), ch_all[:, :, None], axis=2)[:, :, 0]
-    lb, ub, ub_choice = -np.inf, np.inf, None
-    for li, lam in enumerate(lams):
-        lb = max(lb, float(s_all[li].sum() - lam * budget))
-        t = float(t_all[li].sum())
-        c = float(c_all[li].sum())
-        if t <= budget and c < ub:
-            ub, ub_choice = c, ch_all[li]
-    return lb, ub, ub_choice
+    # row sums reduce each contiguous row like ``row.sum()`` (the same pairwise sums, bit for bit)
+    vals = s_all.sum(axis=1) - lams * budget
+    vals = vals[~np.isnan(vals)]  # a running max(lb, v) skips nan (inf - inf) too
+    lb = float(vals.max()) if len(vals) else -np.inf
+    t, c = t_all.sum(axis=1), c_all.sum(axis=1)
+    fits = np.flatnonzero(t <= budget)
+    if len(fits) == 0 or not np.isfinite(c[fits]).any():
+        return lb, np.inf, None
+    li = int(fits[np.argmin(c[fits])])  # the first multiplier of the cheapest fitting choice
+    return lb, float(c[li]), ch_all[li]
 
 
 def cost_grid(cost: np.ndarray, max_denominator: int = 1000) -> float | None:
