@@ -131,7 +131,10 @@ def stage_scaling_section(ctx: ReportContext) -> Section | None:
           "3's knapsack FPTAS like 1/eps, and a stage a parameter does not enter stays flat (exponent 0). "
           "A fit with low r^2 on a flat stage is the expected outcome, not a failed one. The row `stage2 DP "
           "states` fits the number of DP states stage 2 computes (`x_dp_cells`): eta^2 is the dense grid, "
-          "and the DP fills only the bounding box of the reachable states of each layer.")
+          "and the DP fills only the bounding box of the reachable states of each layer. For the stage a "
+          "parameter drives, `fixed_part` and `exponent_beyond_fixed` fit ln t = ln(a + b x^p): a part that "
+          "does not grow with the parameter beside one that grows like x^p, which a single power law "
+          "cannot separate (it bends in log-log).")
     sec.table("Fitted per-stage exponents", tab)
     for line in stage_explanations(tab):
         sec.p(line)
