@@ -137,7 +137,8 @@ STAGE_PREDICTED = {("stage2", "eta"): "2", ("stage3", "1/eps"): "1"}
 #: work counters fitted beside the stage times: output column -> (row label, predicted exponents).
 #: The DP's states computed grow like eta^2 at most (the dense grid); the stage's time adds a part
 #: that does not grow with eta (a loop per layer, model and option), so its exponent is lower.
-STAGE_WORK = {"x_dp_cells": ("stage2 DP states", {"eta": "2 (dense grid)"})}
+STAGE_WORK = {"x_dp_cells": ("stage2 DP states", {"eta": "2 (dense grid)"}),
+              "x_mckp_states": ("stage3 DP states", {"1/eps": "1 (K/eps cost grid)"})}
 
 
 def stage_columns(d: pd.DataFrame) -> list[str]:
@@ -167,29 +168,40 @@ def stage_scaling_table(d: pd.DataFrame) -> tuple[pd.DataFrame, list[dict[str, A
     return pd.DataFrame(rows), all_series
 
 
+#: (stage, variable, work row, why the time need not follow the work), for :func:`stage_explanations`
+_DRIVEN = (
+    ("stage2", "eta", "stage2 DP states",
+     "part of it does not grow with eta (a Python loop per layer, model and option, and the bisection over "
+     "target buckets), which dominates at small eta and flattens the fit"),
+    ("stage3", "1/eps", "stage3 DP states",
+     "the number of allocations changes with eps (each eps leads the loop to other sequences), and an "
+     "allocation whose Lagrangian bounds are already within 1 + eps skips the DP, more often at large eps"),
+)
+
+
 def stage_explanations(tab: pd.DataFrame) -> list[str]:
-    """Per method: why stage 2's measured time exponent in eta differs from the predicted 2 (or that it does not)."""
+    """Per method and driven stage: the time's exponents beside the work's, and why they differ."""
     out = []
     if tab.empty:
         return out
     for solver, g in tab.groupby("solver", sort=True):
-        t = g[(g["stage"] == "stage2") & (g["variable"] == "eta")]
-        w = g[(g["stage"] == STAGE_WORK["x_dp_cells"][0]) & (g["variable"] == "eta")]
-        if t.empty:
-            continue
-        b, r2 = float(t["exponent"].iloc[0]), float(t["r2"].iloc[0])
-        msg = f"{solver}: stage 2's time grows like eta^{b:.2f} (r^2 {r2:.2f})"
-        p, r2o, fixed = (float(t[c].iloc[0]) for c in ("exponent_beyond_fixed", "r2_beyond_fixed", "fixed_part"))
-        if math.isfinite(p):
-            msg += (f"; fitted as a fixed part ({fixed:.3g} s) plus a growing one, the growing part goes like "
-                    f"eta^{p:.2f} (r^2 {r2o:.2f}; predicted 2)")
-        if not w.empty:
-            bw = float(w["exponent"].iloc[0])
-            msg += (f"; the DP states it computes grow like eta^{bw:.2f}, so the states reached, not the dense "
-                    f"eta^2 grid, set the work")
-            if b < bw - 0.1:
-                msg += ("; the time grows slower than the states because part of it does not grow with eta "
-                        "(a Python loop per layer, model and option, and the bisection over target buckets), "
-                        "which dominates at small eta and flattens the fit")
-        out.append(msg + ".")
+        for stage, var, work_label, why in _DRIVEN:
+            t = g[(g["stage"] == stage) & (g["variable"] == var)]
+            w = g[(g["stage"] == work_label) & (g["variable"] == var)]
+            if t.empty:
+                continue
+            b, r2 = float(t["exponent"].iloc[0]), float(t["r2"].iloc[0])
+            pred = STAGE_PREDICTED.get((stage, var), "0")
+            msg = f"{solver}: {stage}'s time grows like {var}^{b:.2f} (r^2 {r2:.2f}; predicted {pred})"
+            p, r2o, fixed = (float(t[c].iloc[0]) for c in ("exponent_beyond_fixed", "r2_beyond_fixed",
+                                                            "fixed_part"))
+            if math.isfinite(p):
+                msg += (f"; fitted as a fixed part ({fixed:.3g} s) plus a growing one, the growing part goes "
+                        f"like {var}^{p:.2f} (r^2 {r2o:.2f})")
+            if not w.empty:
+                bw, r2w = float(w["exponent"].iloc[0]), float(w["r2"].iloc[0])
+                msg += f"; the DP states it computes grow like {var}^{bw:.2f} (r^2 {r2w:.2f})"
+                if b < bw - 0.1:
+                    msg += f"; the time grows slower than the states because {why}"
+            out.append(msg + ".")
     return out

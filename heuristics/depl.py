@@ -72,7 +72,8 @@ class _Search:
     stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
                                                  "sequences_blacklisted": 0, "datasets_tried": 0,
                                                  "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
-                                                 "graph_edges": 0, "dp_cells": 0})
+                                                 "graph_edges": 0, "dp_cells": 0,
+                                                 "mckp_states": 0})
     times: dict = field(default_factory=lambda: dict.fromkeys(STAGE_TIMERS, 0.0))
 
     @contextmanager
@@ -122,7 +123,7 @@ class _Search:
         if not self.certified(datasets, models):
             return None
         with self.timed("stage3"):
-            alloc = allocate(inst, datasets, models, self.eps, opts)
+            alloc = allocate(inst, datasets, models, self.eps, opts, self.stats)
         if alloc is None:  # stage 3 cannot meet the time budget: blacklist the sequence
             self.stats["sequences_blacklisted"] += 1
             return None

@@ -88,7 +88,8 @@ def cost_grid(cost: np.ndarray, max_denominator: int = 1000) -> float | None:
     return float(g)
 
 
-def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) -> tuple[np.ndarray, float] | None:
+def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
+               stats: dict | None = None) -> tuple[np.ndarray, float] | None:
     """Minimise total cost choosing one option per item with total time <= budget.
 
     Parameters
@@ -98,6 +99,9 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
     budget : float
     eps : float
         Accuracy: the cost found is at most (1 + eps) times the optimum.
+    stats : dict, optional
+        Its ``mckp_states`` grows by the DP's states (items x rounded costs; 0 when the
+        Lagrangian bounds settle it without the DP): the work eps drives.
 
     Returns
     -------
@@ -125,6 +129,8 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float) ->
         delta = grid  # every cost is a multiple of the grid: the DP below is exact
     units = np.floor(np.where(np.isfinite(cost), cost, 0.0) / delta + 1e-9 * (delta == grid)).astype(np.int64)
     C = int(np.floor(ub / delta)) + 1
+    if stats is not None:
+        stats["mckp_states"] = stats.get("mckp_states", 0) + n * (C + 1)
     dp = np.full(C + 1, np.inf)
     dp[0] = 0.0
     arg = np.zeros((n, C + 1), dtype=np.int16)
@@ -236,10 +242,11 @@ def _sorted_runs(rows: Sequence[int], chosen: Sequence[int]) -> tuple[int, ...]:
 
 
 def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: float,
-             opts: Options | None = None) -> Allocation | None:
+             opts: Options | None = None, stats: dict | None = None) -> Allocation | None:
     """Cheapest (within 1 + eps) cluster and level for every epoch of ``models``.
 
-    Returns None when no allocation meets the time budget.
+    Returns None when no allocation meets the time budget. ``stats`` counts the knapsack DP's
+    states (:func:`mckp_fptas`).
     """
     opts = opts if opts is not None else options(instance, datasets)
     midx = {m: i for i, m in enumerate(instance.model_ids)}
@@ -260,7 +267,7 @@ def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: floa
             continue
         cost = np.tile(opts.cost[keep], (len(rows), 1))
         time = opts.time[np.ix_(rows, keep)]
-        res = mckp_fptas(cost, time, instance.time_budget, eps)
+        res = mckp_fptas(cost, time, instance.time_budget, eps, stats)
         if res is None:
             continue
         choice, c = res
