@@ -1,6 +1,7 @@
 """DepL and best-exp against the exact optimum on the paper families (both noise modes).
 
-Run: ``python -m deplbench.benchmarks.bench_depl [--only SUBSTRING] [--no-bruteforce]``.
+Run: ``python -m deplbench.benchmarks.bench_depl [--only SUBSTRING] [--no-bruteforce]``;
+``--speed [-- --rounds N]`` compares the old and the new code path instead (``bench_depl_speed``).
 
 Prints one row per paper instance: the ``bruteforce`` optimum, ``depl`` cost / ratio
 to the optimum for eta 25, 50, 100, 200 (eps 0.05) and for eps 0.2, 0.05, 0.01
@@ -56,7 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="run only instances whose name contains this")
     ap.add_argument("--no-bruteforce", action="store_true", help="skip the exact optimum (ratios shown as -)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--speed", action="store_true",
+                    help="instead: the old code path (before issue 16) against the installed one, plans compared "
+                         "(bench_depl_speed; pass its options after --)")
+    args, rest = ap.parse_known_args(argv)
+    if args.speed:
+        from deplbench.benchmarks.bench_depl_speed import main as speed_main
+
+        return speed_main([a for a in rest if a != "--"])
+    if rest:
+        ap.error(f"unrecognised arguments: {' '.join(rest)}")
     names = [n for n in canonical_names() if args.only in n]
     head = (["instance", "opt", "t_opt"] + [f"eta{e}" for e in ETAS] + [f"eps{e}" for e in EPSS]
             + ["plus", "bestexp", "bx/depl", "t_depl", "t_plus", "t_bx", "scale"])
