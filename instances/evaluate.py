@@ -105,14 +105,16 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     return br
 
 
-def quantile_verdict(instance, terms: LossTerms, rtol: float = DEFAULT_RTOL) -> tuple[bool, Bracket]:
+def quantile_verdict(instance, terms: LossTerms, rtol: float = DEFAULT_RTOL,
+                     target: float | None = None) -> tuple[bool, Bracket]:
     """(quantile <= target proven, the bracket to report): the evaluator's quantile test.
 
     The bracket is the chain from ``rtol`` (as reported before the ladder existed); when it
     ends straddling the target, the coarser brackets of the ladder are consulted too, so
     the verdict is exactly :func:`certify`'s decision (``certify(..., decide=target).hi <= target``).
+    ``target`` defaults to the instance's.
     """
-    target = instance.loss.target
+    target = instance.loss.target if target is None else target
     br = certify(instance, None, rtol, decide=target, terms=terms, ladder=False)
     if br.lo <= target < br.hi and br.n_terms:
         fast = certify(instance, None, rtol, decide=target, terms=terms)
