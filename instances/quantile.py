@@ -175,7 +175,7 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     else:
         j_lo = int(np.searchsorted(cdf, need, side="left"))
         j_lo = min(j_lo, len(cdf) - 1)
-        lo = terms.offset + (start + j_lo) * h - slack
+        lo = float(terms.offset + (start + j_lo) * h - slack)
     return Bracket(lo, hi, h, n, len(pmf), beta, err, slack)
 
 

@@ -8,16 +8,15 @@ random plans, targets on both sides and inside the bracket.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from deplbench.instances import lattice
 from deplbench.instances.distributions import noise_dist
 from deplbench.instances.evaluate import certify, quantile_verdict
-from deplbench.instances.loss import LossTerms, loss_terms
+from deplbench.instances.loss import loss_terms
 from deplbench.instances.paper import load_paper
+from deplbench.instances.plain_quantile import plain_bracket
 from deplbench.instances.quantile import _bracket
 from deplbench.instances.random_family import random_instance
 from deplbench.instances.semantics import data_effect
@@ -55,26 +54,6 @@ def test_bracket_does_not_depend_on_the_cache():
     assert fine_first == [coarse_first[2], coarse_first[0], coarse_first[1]]
 
 
-def _plain_bracket(terms: LossTerms, omega: float, width: float) -> tuple[float, float]:
-    """The plain construction (a CDF call per lattice point, slack h per term), by direct convolution."""
-    n = len(terms.dists)
-    h = width / (n + 1)
-    start, pmf, beta = 0, np.array([1.0]), 0.0
-    for d, c in zip(terms.dists, terms.coefs, strict=True):
-        zlo, zhi = lattice.core(d)
-        tlo, thi = sorted((c * zlo, c * zhi))
-        j0, j1 = math.floor(tlo / h), math.ceil(thi / h)
-        x = np.arange(j0, j1 + 1) * h
-        F = d.cdf(x / c) if c > 0 else d.sf(x / c)
-        beta += F[0] + 1 - F[-1]
-        pmf = np.convolve(pmf, np.concatenate(([0.0], np.diff(F))))
-        start += j0
-    cdf = np.cumsum(pmf)
-    hi = terms.offset + (start + int(np.searchsorted(cdf, omega + 1e-12))) * h
-    lo = terms.offset + (start + int(np.searchsorted(cdf, omega - beta - 1e-12)) - n) * h
-    return lo, hi
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_bracket_overlaps_the_plain_construction(seed):
     inst = random_instance(seed=seed, epochs=8, noise_mode="per_epoch")
@@ -88,7 +67,7 @@ def test_bracket_overlaps_the_plain_construction(seed):
         terms = loss_terms(inst, models, g)
         w = 2e-3 * inst.loss.initial
         br = _bracket(terms, inst.loss.quantile, w)
-        lo, hi = _plain_bracket(terms, inst.loss.quantile, w)
+        lo, hi = plain_bracket(terms, inst.loss.quantile, w)
         assert max(lo, br.lo) <= min(hi, br.hi)  # both contain the true quantile
         assert br.width <= w * 1.01
 
