@@ -2,20 +2,19 @@
 
 Method (see docs/evaluator.md for the proof):
 
-1. Every term T_i = coef_i Z_i is discretised on the common lattice {j h}: the mass of
-   each cell (x_{j-1}, x_j] is put at its upper end x_j, so the discrete Y_i^up >= T_i
-   and Y_i^up - T_i < h. The tails beyond far quantiles (1e-13) are dropped and their
-   mass is added to a budget ``beta``.
-2. The lattice variables are convolved (FFT or direct, Huffman order); after each
-   convolution the outer tails below 1e-16 are dropped into ``beta``. The L1
-   round-off of every convolution is bounded (Higham's FFT error analysis, safety
-   factor 5) and accumulated into ``err``.
-3. With F the computed CDF of Y^up = sum Y_i^up and n the number of terms:
-   F(x) - err <= P(l <= x) <= F(x + n h) + beta + err,
+1. Every term T_i = coef_i Z_i is rounded up onto the common lattice {j h} from a cached
+   CDF table of Z_i (:mod:`deplbench.instances.lattice`): a lattice CDF G_i with
+   G_i(x) <= P(T_i <= x) <= G_i(x + s_i) + b_i, slack s_i = h + |coef_i| d_i <= 1.125 h.
+2. The lattice vectors are convolved (real FFT or direct, Huffman order); after each
+   convolution the lower tail below 1e-9 is lumped at its upper end and the upper tail
+   below 1e-16 dropped, the moved mass going to ``beta``. The L1 round-off of every
+   convolution is bounded (Higham's FFT error analysis, safety factor 5) into ``err``.
+3. With F the computed CDF and s = sum s_i:
+   F(x) - err <= P(l <= x) <= F(x + s) + beta + err,
    so hi = the first lattice point with F >= omega + err and
-   lo = (first lattice point with F + beta + err >= omega) - n h.
+   lo = (first lattice point with F + beta + err >= omega) - s.
 
-The width is about (n + 1) h; h is chosen from the requested width.
+The width is about h + s; h is chosen from the requested width.
 """
 
 from __future__ import annotations
