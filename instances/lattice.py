@@ -145,7 +145,7 @@ def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
 def _tail_len(x: np.ndarray, cap: float) -> tuple[int, float]:
     """(k, mass of x[:k]) with k the most leading entries whose cumulative mass is <= cap."""
     n = len(x)
-    m = min(n, 256)
+    m = min(n, 2048)
     while True:
         c = np.cumsum(x[:m])
         k = int(np.searchsorted(c, cap, side="right"))
@@ -194,7 +194,7 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
     # gives the same result whatever table is cached
     lo_i, hi_i = math.ceil(zlo / d), math.floor(zhi / d)
     v = np.arange(j0, j1 + 1) * (h / (coef * d))  # x_j / (c d): grid coordinates of the lattice points
-    pad = _REL * np.abs(v) + 1e-12  # > the float error of v (three roundings)
+    pad = _REL * max(abs(v[0]), abs(v[-1])) + 1e-12  # > the float error of v (three roundings)
     if coef > 0:  # last grid point <= x_j / c, increasing in j
         raw = np.floor(v - pad)
         idx = np.clip(raw, lo_i, hi_i).astype(np.int64)

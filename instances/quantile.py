@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft
 
-from deplbench.instances.lattice import GRID_FRACTION, core, grid_step, lump_trim, term_pmf
+from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, term_pmf
 from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
@@ -56,7 +56,7 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     n = len(a) + len(b) - 1
     if min(len(a), len(b)) <= 64 or len(a) * len(b) < 200_000:
         out = np.convolve(a, b)
-        err = min(len(a), len(b)) * 2 * EPS * a.sum() * b.sum() * 1.01
+        err = min(len(a), len(b)) * 2 * EPS * 1.02  # both have mass <= 1 (up to round-off)
     else:
         N = fft.next_fast_len(n, real=True)
         out = fft.irfft(fft.rfft(a, N) * fft.rfft(b, N), N)[:n]
@@ -108,19 +108,16 @@ def _cached_lattice(terms: LossTerms, width: float) -> Lattice:
 
 
 def lattice_step(terms: LossTerms, width: float) -> float:
-    """The step ``h`` for a requested ``width``: ``width = h + sum of the terms' slacks`` (about).
+    """The step ``h`` for a requested ``width``: ``h = width / (n + 1 + GRID_FRACTION n)``.
 
-    Every slack is ``h + |c| d`` with ``d <= GRID_FRACTION h / |c|`` (:mod:`.lattice`); the
-    table steps are read at ``h0 = width / (n + 1)`` and only shrink with ``h < h0``.
-    Every term's lattice is kept below ``MAX_POINTS`` (coarser ``h``, wider bracket, reported).
+    Every slack is ``h + |c| d <= (1 + GRID_FRACTION) h`` (:mod:`.lattice`), so the width
+    ``h + s`` is at most the request; ``h`` depends on the number of terms only, so the term
+    lattices of plans of the same length are shared (memoised). Every term's lattice is kept
+    below ``MAX_POINTS`` (coarser ``h``, wider bracket, reported).
     """
     n = len(terms.dists)
-    h0 = width / (n + 1)
     spans = [abs(c) * (core(d)[1] - core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
-    floor = max(spans) / MAX_POINTS
-    h0 = max(h0, floor)
-    extra = sum(abs(c) * grid_step(d, c, h0) for d, c in zip(terms.dists, terms.coefs, strict=True)) / h0
-    return max(width / (n + 1 + min(extra, GRID_FRACTION * n)), floor)
+    return max(width / (n + 1 + GRID_FRACTION * n), max(spans) / MAX_POINTS)
 
 
 def _lattice_of(terms: LossTerms, width: float) -> Lattice:
