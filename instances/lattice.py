@@ -36,7 +36,8 @@ import numpy as np
 TAIL = 1e-10  # mass dropped in each tail of each term (into beta, which only widens lo)
 GRID_FRACTION = 0.125  # table step d <= GRID_FRACTION * h / |c|: extra slack per term <= h / 8
 MAX_TABLE = 1 << 21  # grid points of one table, about at most (the step is coarsened beyond it)
-MAX_TABLES = 32  # laws whose table is kept (least recently used dropped)
+MAX_TABLES = 64  # laws whose table is kept (least recently used dropped)
+MAX_TOTAL = 1 << 24  # tabulated points kept in all (128 MB; least recently used dropped)
 INDEX_SLACK = 1e-6  # relative safety on the slack (float rounding of the index computation)
 TRIM = 1e-16  # mass dropped from the upper tail of every term and after each convolution
 LUMP = 1e-9  # mass lumped from the lower tail of every term and after each convolution
@@ -99,7 +100,8 @@ def table(dist, d: float) -> Table:
     t = Table(d, i0, split, val)
     _TABLES[dist] = {0.0: t, d: t}
     _TABLES.move_to_end(dist)
-    while len(_TABLES) > MAX_TABLES:
+    while len(_TABLES) > 1 and (len(_TABLES) > MAX_TABLES or
+                                sum(len(ts[0.0].val) for ts in _TABLES.values()) > MAX_TOTAL):
         _TABLES.popitem(last=False)
     return t
 
