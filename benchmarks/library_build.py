@@ -6,7 +6,8 @@ Per entry of :mod:`deplbench.benchmarks.library_spec` (one worker task each):
    once) with the reference time limit; the fastest proof grades the tier (MIPLIB's rule:
    ``easy`` proven within :data:`EASY_S`, ``medium`` proven within the limit, ``hard`` not
    proven: open);
-2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven, else ``=best=`` (best
+2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven (plan and method: the first
+   proving method in name order, so rebuilds are identical), else ``=best=`` (best
    certified plan) with ``=bestdual=`` (best proven bound) or ``=unkn=``;
 3. for S in :data:`~deplbench.benchmarks.library_spec.SCENARIOS`, the SAA MILP of the selection
    of every dataset, in both formulations, as MPS (seed in the name); its reference is solved
@@ -79,13 +80,15 @@ def true_reference(inst, time_limit: float) -> dict:
     times = {r.solver: round(r.runtime_s, 3) for r in runs}
     proven = [r for r in runs if r.status in (Status.OPTIMAL, Status.INFEASIBLE)]
     if proven:
-        best = min(proven, key=lambda r: r.runtime_s)
+        # the first proving method in name order (not the fastest: run times vary, and two
+        # methods may prove the same optimum with different plans, so rebuilds would differ)
+        best = proven[0]
         if best.status == Status.INFEASIBLE:
             ref, plan = Reference("inf"), None
         else:
             ref, plan = Reference("opt", float(best.evaluation.cost)), best.plan
         return {"ref": ref, "plan": plan, "method": best.solver, "params": {"time_limit": time_limit},
-                "proof_s": best.runtime_s, "times": times}
+                "proof_s": min(r.runtime_s for r in proven), "times": times}
     feas = [r for r in runs if r.plan is not None and r.evaluation is not None and r.evaluation.feasible]
     bounds = [r.bound for r in runs if r.bound is not None]
     if feas:

@@ -14,8 +14,9 @@ allocation of epochs to options; the loss only through D and the model sequence.
   certified sequence is optimal, because every key left is a lower bound.
 * **Incumbent**: ``depl-plus`` (certified by the evaluator) prunes from the start; a node
   whose key reaches the incumbent's cost is never expanded.
-* **Limits**: on ``time_limit`` or ``max_nodes`` (heap entries) the result is ``timeout``
-  with the best certified plan, ``bound`` (the key being processed: every unexplored plan
+* **Limits**: on ``time_limit`` the result is ``timeout``, on ``max_nodes`` (heap entries,
+  the memory bound) ``memout``, with the best certified plan, ``bound`` (the key being
+  processed: every unexplored plan
   costs at least that) and ``gap``.
 
 The result is optimal among plans certified at the evaluator's tolerance (as the
@@ -180,7 +181,7 @@ class _BranchAndBound:
         try:
             while heap:
                 if len(heap) > self.max_nodes:
-                    return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached")
+                    return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached", Status.MEMOUT)
                 if time.perf_counter() > self.deadline:
                     raise Timeout
                 key, _, exact, gi, n, al = heap[0]  # n: counts, or runs when exact
@@ -224,20 +225,20 @@ class _BranchAndBound:
         return SolveResult(Status.OPTIMAL, plan, objective=cost, bound=cost, gap=0.0, message=CLAIM,
                            extra=self._extra(), nodes=int(self.stats["nodes"]))
 
-    def _stopped(self, key: float, why: str) -> SolveResult:
+    def _stopped(self, key: float, why: str, status: Status = Status.TIMEOUT) -> SolveResult:
         bound = max(key, 0.0) if math.isfinite(key) else 0.0
         if self.best is None:
-            return SolveResult(Status.TIMEOUT, bound=bound, message=why, extra=self._extra(),
+            return SolveResult(status, bound=bound, message=why, extra=self._extra(),
                                nodes=int(self.stats["nodes"]))
         cost, plan = self.best
         bound = min(bound, cost)
         gap = (cost - bound) / max(abs(cost), 1e-9)
-        return SolveResult(Status.TIMEOUT, plan, objective=cost, bound=bound, gap=gap, message=why,
+        return SolveResult(status, plan, objective=cost, bound=bound, gap=gap, message=why,
                            extra=self._extra(), nodes=int(self.stats["nodes"]))
 
 
 PARAMS = (
-    Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: timeout with gap",
+    Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: memout with gap",
           low=1, high=10**9),
     Param("incumbent", bool, True, "start from the certified depl-plus plan (prunes from the start)"),
 )
@@ -268,7 +269,7 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool
     ----------
     instance : Instance
     max_nodes : int
-        Most heap entries kept (memory bound); beyond it the result is ``timeout``.
+        Most heap entries kept (memory bound); beyond it the result is ``memout``.
     incumbent : bool
         Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
     time_limit : float
@@ -279,15 +280,17 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool
     -------
     SolveResult
         ``optimal`` (among plans certified at the evaluator's tolerance), ``infeasible``
-        (proven in the same sense), ``timeout`` or ``error`` (refused).
+        (proven in the same sense), ``timeout``, ``memout`` (node limit) or ``error`` (refused).
     """
     t0 = time.perf_counter()
     try:
         search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
-    if incumbent:
-        search._incumbent(max(float(time_limit) / 4, 1.0))
+    if incumbent:  # a quarter of the limit, never more than what remains of it
+        budget = min(float(time_limit) / 4, t0 + float(time_limit) - time.perf_counter())
+        if budget > 0.05:
+            search._incumbent(budget)
     build = time.perf_counter() - t0
     res = search.run()
     return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

@@ -209,8 +209,9 @@ class LabelStore:
 
     def __init__(self, M: int, P: int, cap: int = 4096):
         self.P = P
-        self.c = np.full((cap, M), -np.inf)
-        self.n = np.full((cap, max(P, 1)), np.iinfo(np.int64).max, dtype=np.int64)
+        # one row per coordinate (column scans are contiguous and need no reduction)
+        self.c = np.full((M, cap), -np.inf)
+        self.n = np.full((max(P, 1), cap), np.iinfo(np.int64).max, dtype=np.int64)
         self.i = 0
         self.cap = cap
 
@@ -218,16 +219,21 @@ class LabelStore:
         k = min(self.i, self.cap)
         if k == 0:
             return False
-        ok = (self.c[:k] >= c).all(axis=1)
-        if self.P and ok.any():
-            ok &= (self.n[:k] <= n).all(axis=1)
-        return bool(ok.any())
+        ok = self.c[0, :k] >= c[0]
+        for m in range(1, len(c)):
+            ok &= self.c[m, :k] >= c[m]
+        cand = np.flatnonzero(ok)
+        if cand.size == 0:
+            return False
+        if not self.P:
+            return True
+        return bool((self.n[:, cand] <= np.asarray(n)[:, None]).all(axis=0).any())
 
     def add(self, c: np.ndarray, n: np.ndarray) -> None:
         j = self.i % self.cap
-        self.c[j] = c
+        self.c[:, j] = c
         if self.P:
-            self.n[j] = n
+            self.n[:, j] = n
         self.i += 1
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from deplbench.heuristics.stage2_models import Surrogate, _coefficients, _penalties
 from deplbench.instances.distributions import model_noise, penalty_dist
 from deplbench.instances.loss import LossTerms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.instances.plain_quantile import plain_bracket
 
 LAMBDAS = np.array([0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7,
                     0.75, 0.8, 0.85, 0.9, 0.95])  # mixture weights of the first model (1.0 = the corner)
@@ -50,9 +50,10 @@ def mix_profile(instance, a: int, b: int, corner_a: float) -> tuple[np.ndarray, 
     scale = max(da.mean, db.mean)
     phi = []
     for lam in LAMBDAS:
-        br = quantile_bracket(LossTerms(0.0, (da, db), (-float(lam), -(1.0 - float(lam)))),
-                              instance.loss.quantile, PROFILE_RTOL * scale)
-        phi.append(-0.5 * (br.lo + br.hi))  # quantile of the loss -S is minus the lower quantile of S
+        # an estimate (not a certificate): the plain bracket keeps DepL's plans as they were
+        lo, hi = plain_bracket(LossTerms(0.0, (da, db), (-float(lam), -(1.0 - float(lam)))),
+                               instance.loss.quantile, PROFILE_RTOL * scale)
+        phi.append(-0.5 * (lo + hi))  # quantile of the loss -S is minus the lower quantile of S
     return np.append(LAMBDAS, 1.0), np.append(phi, corner_a)
 
 

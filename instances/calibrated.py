@@ -18,9 +18,9 @@ from pathlib import Path
 
 from deplbench.errors import InputError
 from deplbench.instances.calibration.pipeline import PARAMS_SCHEMA
-from deplbench.instances.evaluate import certify
 from deplbench.instances.io import instance_from_dict, read_json
 from deplbench.instances.paper import LEVELS
+from deplbench.instances.plain_quantile import plain_hi
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
 from deplbench.params import Param
@@ -153,7 +153,7 @@ def _default_target(inst: Instance, reach: dict[str, int], fraction: float) -> f
     for m, k in reach.items():
         if k >= 1:
             plan = Plan.from_epochs(("data",), [(m, "A-class", 1.0)] * k)
-            best = min(best, certify(inst, plan).hi)
+            best = min(best, plain_hi(inst, plan))  # plain bracket: generated instances stay identical
     if not best < l0:
         raise InputError("no single model lowers the loss's quantile within the budget; set target=",
                          "--set", "target")

@@ -31,6 +31,7 @@ HARD_VIOLATIONS = ("switch", "epochs", "data", "level", "time")
 
 DEFAULT_RTOL = 5e-4  # requested bracket width, relative to loss.initial
 MIN_RTOL = 1e-6  # refinement stops here when the bracket straddles the target
+LADDER = (64.0, 8.0)  # coarser widths (times rtol) tried first when deciding against a target
 DEFAULT_SAMPLES = 20_000
 
 
@@ -75,22 +76,51 @@ def plan_costs(instance, plan: Plan) -> tuple[float, float, float]:
 
 
 def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | None = None,
-            terms: LossTerms | None = None) -> Bracket:
-    """Certified bracket of the plan's loss quantile.
+            terms: LossTerms | None = None, ladder: bool = True) -> Bracket:
+    """Certified bracket of the plan's loss quantile; with ``decide``, the decision ``quantile <= decide``.
 
-    With ``decide`` (a loss target), the grid is refined while the bracket straddles
-    it, down to a width of ``MIN_RTOL * loss.initial``.
+    With ``decide`` (a loss target) the grid is refined while the bracket straddles it, down
+    to a width of ``MIN_RTOL * loss.initial``, and (``ladder``, the default) coarser brackets
+    (``LADDER`` times ``rtol``) are tried first: the first bracket that does not straddle the
+    target is returned, so ``hi <= decide`` proves the quantile is at most the target and
+    ``lo > decide`` proves it is above. Without ``ladder`` the chain starts at ``rtol`` (the
+    bracket :func:`evaluate` reports). Both decide the same way whenever the chain from
+    ``rtol`` decides (every bracket is certified: docs/evaluator.md), and ``evaluate`` tries
+    the ladder when that chain ends straddling, so its verdict equals this decision.
     """
     if terms is None:
         g = data_effect(instance, plan.datasets).g
         terms = loss_terms(instance, plan.models(), g)
     scale = instance.loss.initial
     omega = instance.loss.quantile
+    if decide is not None and ladder and terms.dists:
+        for k in LADDER:
+            br = quantile_bracket(terms, omega, k * rtol * scale)
+            if not br.lo <= decide < br.hi:
+                return br
     br = quantile_bracket(terms, omega, rtol * scale)
     while decide is not None and br.lo <= decide < br.hi and rtol > MIN_RTOL and br.n_terms:
         rtol = max(rtol / 8, MIN_RTOL)
         br = quantile_bracket(terms, omega, rtol * scale)
     return br
+
+
+def quantile_verdict(instance, terms: LossTerms, rtol: float = DEFAULT_RTOL,
+                     target: float | None = None) -> tuple[bool, Bracket]:
+    """(quantile <= target proven, the bracket to report): the evaluator's quantile test.
+
+    The bracket is the chain from ``rtol`` (as reported before the ladder existed); when it
+    ends straddling the target, the coarser brackets of the ladder are consulted too, so
+    the verdict is exactly :func:`certify`'s decision (``certify(..., decide=target).hi <= target``).
+    ``target`` defaults to the instance's.
+    """
+    target = instance.loss.target if target is None else target
+    br = certify(instance, None, rtol, decide=target, terms=terms, ladder=False)
+    if br.lo <= target < br.hi and br.n_terms:
+        fast = certify(instance, None, rtol, decide=target, terms=terms)
+        if fast.hi <= target:
+            return True, fast
+    return br.hi <= target, br
 
 
 def mc_quantile(terms: LossTerms, omega: float, samples: int, seed: int, conf: float = 0.95,
@@ -170,13 +200,13 @@ def evaluate(instance, plan: Plan, *, samples: int = DEFAULT_SAMPLES, seed: int 
         viol.append("quantile")
     else:
         terms = loss_terms(instance, models, de.g)
-        br = certify(instance, plan, rtol, decide=target, terms=terms)
+        ok, br = quantile_verdict(instance, terms, rtol)
         qb, mean, width, step = (br.lo, br.hi), terms.mean, br.width, br.h
         floor = instance.loss.floor
         if floor is not None:  # max(floor, .) is non-decreasing and floor < target: feasibility is unchanged
             qb = (max(floor, br.lo), max(floor, br.hi))
             mean = floored_mean(terms, floor, rtol * instance.loss.initial)
-        if not br.hi <= target:
+        if not ok:
             viol.append("quantile")
             details.append(f"certified quantile bracket [{br.lo:.6g}, {br.hi:.6g}] is not below target {target:g}")
         mcq, mcci = (mc_quantile(terms, instance.loss.quantile, samples, seed, floor=floor) if samples > 0

@@ -2,20 +2,19 @@
 
 Method (see docs/evaluator.md for the proof):
 
-1. Every term T_i = coef_i Z_i is discretised on the common lattice {j h}: the mass of
-   each cell (x_{j-1}, x_j] is put at its upper end x_j, so the discrete Y_i^up >= T_i
-   and Y_i^up - T_i < h. The tails beyond far quantiles (1e-13) are dropped and their
-   mass is added to a budget ``beta``.
-2. The lattice variables are convolved (FFT or direct, Huffman order); after each
-   convolution the outer tails below 1e-16 are dropped into ``beta``. The L1
-   round-off of every convolution is bounded (Higham's FFT error analysis, safety
-   factor 5) and accumulated into ``err``.
-3. With F the computed CDF of Y^up = sum Y_i^up and n the number of terms:
-   F(x) - err <= P(l <= x) <= F(x + n h) + beta + err,
+1. Every term T_i = coef_i Z_i is rounded up onto the common lattice {j h} from a cached
+   CDF table of Z_i (:mod:`deplbench.instances.lattice`): a lattice CDF G_i with
+   G_i(x) <= P(T_i <= x) <= G_i(x + s_i) + b_i, slack s_i = h + |coef_i| d_i <= 1.125 h.
+2. The lattice vectors are convolved (real FFT or direct, Huffman order); after each
+   convolution the lower tail below 1e-9 is lumped at its upper end and the upper tail
+   below 1e-16 dropped, the moved mass going to ``beta``. The L1 round-off of every
+   convolution is bounded (Higham's FFT error analysis, safety factor 5) into ``err``.
+3. With F the computed CDF and s = sum s_i:
+   F(x) - err <= P(l <= x) <= F(x + s) + beta + err,
    so hi = the first lattice point with F >= omega + err and
-   lo = (first lattice point with F + beta + err >= omega) - n h.
+   lo = (first lattice point with F + beta + err >= omega) - s.
 
-The width is about (n + 1) h; h is chosen from the requested width.
+The width is about h + s; h is chosen from the requested width.
 """
 
 from __future__ import annotations
@@ -26,13 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import signal
+from scipy import fft
 
+from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, term_pmf
 from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
-TAIL = 1e-10  # mass dropped in each tail of each term (into beta, which only widens lo)
-TRIM = 1e-16  # mass dropped in each tail after each convolution
 MAX_POINTS = 1 << 21  # lattice points per term, at most
 
 
@@ -47,59 +45,23 @@ class Bracket:
     n_points: int  # length of the final distribution
     tail_mass: float  # beta: mass dropped from tails
     round_off: float  # err: bound on the L1 round-off of the computed distribution
+    slack: float = 0.0  # s: bound on the total rounding (upper sum minus the loss, on the core)
 
     @property
     def width(self) -> float:
         return self.hi - self.lo
 
 
-@lru_cache(maxsize=1024)
-def _core(dist) -> tuple[float, float]:
-    """The core [ppf(TAIL), isf(TAIL)] of a law, clipped to its support (cached per law)."""
-    return max(dist.lower, float(dist.ppf(TAIL))), min(dist.upper, float(dist.isf(TAIL)))
-
-
-@lru_cache(maxsize=4096)
-def _term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float]:
-    """Lattice pmf of coef * Z rounded up to multiples of h: (start index, masses, dropped mass).
-
-    Memoised (a pure function of its arguments; heuristics certify many plans that share
-    terms), so the returned masses are read-only.
-    """
-    zlo, zhi = _core(dist)
-    tlo, thi = sorted((coef * zlo, coef * zhi))
-    j0 = math.floor(tlo / h)
-    j1 = max(math.ceil(thi / h), j0 + 1)
-    x = np.arange(j0, j1 + 1) * h
-    if coef > 0:
-        cells, below, above = dist.cell_masses(x / coef)  # P(x_{j-1} < T <= x_j)
-    else:
-        cells, above, below = dist.cell_masses(x[::-1] / coef)
-        cells = cells[::-1]
-    pmf = np.concatenate(([0.0], cells))
-    pmf.setflags(write=False)
-    return j0, pmf, below + above
-
-
-def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
-    c = np.cumsum(pmf)
-    total = c[-1]
-    i0 = int(np.searchsorted(c, TRIM, side="right"))
-    i1 = int(np.searchsorted(c, total - TRIM, side="left")) + 1
-    i1 = max(i1, i0 + 1)
-    dropped = float(c[i0 - 1] if i0 > 0 else 0.0) + float(total - c[min(i1, len(c)) - 1])
-    return start + i0, pmf[i0:i1], dropped
-
-
 def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     n = len(a) + len(b) - 1
     if min(len(a), len(b)) <= 64 or len(a) * len(b) < 200_000:
         out = np.convolve(a, b)
-        err = min(len(a), len(b)) * 2 * EPS * a.sum() * b.sum() * 1.01
+        err = min(len(a), len(b)) * 2 * EPS * 1.02  # both have mass <= 1 (up to round-off)
     else:
-        out = signal.fftconvolve(a, b)
-        gamma = 5 * math.ceil(math.log2(n)) * EPS
-        err = math.sqrt(n) * (3 * gamma + EPS) + n * EPS
+        N = fft.next_fast_len(n, real=True)
+        out = fft.irfft(fft.rfft(a, N) * fft.rfft(b, N), N)[:n]
+        gamma = 5 * math.ceil(math.log2(N)) * EPS
+        err = math.sqrt(N) * (3 * gamma + EPS) + N * EPS
     np.maximum(out, 0.0, out=out)  # clipping moves entries towards the exact (non-negative) values
     return out, err
 
@@ -129,7 +91,10 @@ def _cached_bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     return _bracket(terms, omega, width)
 
 
-def _lattice(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
+Lattice = tuple[int, np.ndarray, float, float, float, float]  # start, pmf, h, beta, err, slack
+
+
+def _lattice(terms: LossTerms, width: float) -> Lattice:
     """Memoised :func:`_lattice_of` (computed directly for unhashable terms)."""
     try:
         return _cached_lattice(terms, width)
@@ -138,28 +103,41 @@ def _lattice(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, fl
 
 
 @lru_cache(maxsize=256)
-def _cached_lattice(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
+def _cached_lattice(terms: LossTerms, width: float) -> Lattice:
     return _lattice_of(terms, width)
 
 
-def _lattice_of(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float, float, float]:
-    """(start, pmf, h, beta, err) of Y^up = sum of the terms rounded up to the lattice of step h.
+def lattice_step(terms: LossTerms, width: float) -> float:
+    """The step ``h`` for a requested ``width``: ``h = width / (n + 1 + GRID_FRACTION n)``.
 
-    ``beta`` is the dropped tail mass, ``err`` the round-off bound of the convolutions; the
-    pmf is read-only (memoised: the bracket and the floored mean of a plan share it).
+    Every slack is ``h + |c| d <= (1 + GRID_FRACTION) h`` (:mod:`.lattice`), so the width
+    ``h + s`` is at most the request; ``h`` depends on the number of terms only, so the term
+    lattices of plans of the same length are shared (memoised). Every term's lattice is kept
+    below ``MAX_POINTS`` (coarser ``h``, wider bracket, reported).
     """
     n = len(terms.dists)
-    h = width / (n + 1)
-    # keep every term's lattice below MAX_POINTS (coarser h, wider bracket, reported)
-    spans = [abs(c) * (_core(d)[1] - _core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
-    h = max(h, max(spans) / MAX_POINTS)
+    spans = [abs(c) * (core(d)[1] - core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
+    return max(width / (n + 1 + GRID_FRACTION * n), max(spans) / MAX_POINTS)
+
+
+def _lattice_of(terms: LossTerms, width: float) -> Lattice:
+    """(start, pmf, h, beta, err, slack) of the sum of the terms rounded up to the lattice of step h.
+
+    ``beta`` is the dropped tail mass, ``err`` the round-off bound of the convolutions,
+    ``slack`` the sum of the terms' rounding bounds; the pmf is read-only (memoised: the
+    bracket and the floored mean of a plan share it).
+    """
+    n = len(terms.dists)
+    h = lattice_step(terms, width)
     beta = 0.0
     err = 0.0
+    slack = 0.0
     heap: list[tuple[int, int, int, np.ndarray]] = []
     for i, (d, c) in enumerate(zip(terms.dists, terms.coefs, strict=True)):
-        j0, pmf, dropped = _term_pmf(d, c, h)
-        beta += dropped
-        err += 4 * EPS * len(pmf)
+        j0, pmf, b, e, s = term_pmf(d, c, h)
+        beta += b
+        err += e
+        slack += s
         heapq.heappush(heap, (len(pmf), i, j0, pmf))
     tie = n
     while len(heap) > 1:
@@ -167,13 +145,14 @@ def _lattice_of(terms: LossTerms, width: float) -> tuple[int, np.ndarray, float,
         _, _, sb, b = heapq.heappop(heap)
         out, e = _convolve(a, b)
         err += e
-        start, out, dropped = _trim(sa + sb, out)
-        beta += dropped
+        start, out, moved, e = lump_trim(sa + sb, out)
+        beta += moved
+        err += e
         tie += 1
         heapq.heappush(heap, (len(out), tie, start, out))
     _, _, start, pmf = heap[0]
     pmf.setflags(write=False)
-    return start, pmf, h, beta, err
+    return start, pmf, h, beta, err, slack * (1 + 4 * n * EPS)
 
 
 def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
@@ -181,7 +160,7 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     n = len(terms.dists)
     if n == 0:
         return Bracket(terms.offset, terms.offset, 0.0, 0, 1, 0.0, 0.0)
-    start, pmf, h, beta, err = _lattice(terms, width)
+    start, pmf, h, beta, err, slack = _lattice(terms, width)
     cdf = np.cumsum(pmf)
     err += len(cdf) * EPS  # summation round-off of the cumulative sum
     j_hi = int(np.searchsorted(cdf, omega + err, side="left"))
@@ -192,22 +171,22 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     else:
         j_lo = int(np.searchsorted(cdf, need, side="left"))
         j_lo = min(j_lo, len(cdf) - 1)
-        lo = terms.offset + (start + j_lo - n) * h
-    return Bracket(lo, hi, h, n, len(pmf), beta, err)
+        lo = float(terms.offset + (start + j_lo) * h - slack)
+    return Bracket(lo, hi, h, n, len(pmf), beta, err, slack)
 
 
 def floored_mean(terms: LossTerms, floor: float, width: float) -> float:
     """E[max(floor, l)] = E[l] + E[(floor - l)^+] (MODEL.md section 4, loss floor).
 
     E[l] is exact; the correction is computed on the lattice of :func:`quantile_bracket`
-    (the same one for the same ``width``): with l <= Y^up < l + n h, E[(floor - Y^up)^+] is
-    below the true correction by less than n h (about ``width``) plus the dropped tail mass
+    (the same one for the same ``width``): with l <= Y^up < l + s (the slack), E[(floor - Y^up)^+]
+    is below the true correction by less than s (about ``width``) plus the dropped tail mass
     times the span; it is 0 when the lattice never reaches below the floor.
     """
     n = len(terms.dists)
     if n == 0:
         return max(floor, terms.offset)
-    start, pmf, h, _, _ = _lattice(terms, float(width))
+    start, pmf, h, _, _, _ = _lattice(terms, float(width))
     y = terms.offset + (start + np.arange(len(pmf))) * h
     below = y < floor
     return terms.mean + float(np.sum((floor - y[below]) * pmf[below]))
@@ -216,13 +195,13 @@ def floored_mean(terms: LossTerms, floor: float, width: float) -> float:
 def violation_bracket(terms: LossTerms, target: float, width: float) -> tuple[float, float]:
     """Certified bracket of ``P(l > target)`` (the bounds of the quantile bracket, read at a point).
 
-    With F the lattice CDF of the upper sum: ``F(x) - err <= P(l <= x) <= F(x + n h) + beta + err``.
+    With F the lattice CDF of the upper sum: ``F(x) - err <= P(l <= x) <= F(x + s) + beta + err``.
     """
     n = len(terms.dists)
     if n == 0:
         v = float(terms.offset > target)
         return v, v
-    start, pmf, h, beta, err = _lattice(terms, width)
+    start, pmf, h, beta, err, slack = _lattice(terms, width)
     cdf = np.cumsum(pmf)
     err += len(cdf) * EPS  # summation round-off of the cumulative sum
 
@@ -230,6 +209,6 @@ def violation_bracket(terms: LossTerms, target: float, width: float) -> tuple[fl
         j = math.floor((x - terms.offset) / h) - start  # last lattice point <= x
         return 0.0 if j < 0 else float(cdf[min(j, len(cdf) - 1)])
 
-    lo = 1.0 - min(1.0, F(target + n * h) + beta + err)
+    lo = 1.0 - min(1.0, F(target + slack) + beta + err)
     hi = 1.0 - max(0.0, F(target) - err)
     return max(lo, 0.0), min(hi, 1.0)

@@ -232,3 +232,22 @@ def test_random_optimum_is_no_dearer_than_any_certified_plan(seed):
         assert res.evaluation.cost <= r.evaluation.cost * (1 + 1e-9), r.solver
     for key in ("nodes", "pruned_bound", "pruned_dominance", "pruned_quantile", "brackets", "peak_mem_mb"):
         assert isinstance(res.extra[key], float)
+
+
+def test_node_limit_is_memout_with_the_incumbent():
+    inst = generate("random", {"noise_mode": "per_run"}, seed=2)
+    res = solve("exact", inst, {"max_nodes": 1, "time_limit": 60})
+    assert res.status == Status.MEMOUT, res.message
+    assert "node limit" in res.message
+    assert res.bound is not None and (res.plan is None or res.bound <= res.objective)
+
+
+def test_incumbent_budget_never_exceeds_the_time_left(monkeypatch):
+    seen = []
+    monkeypatch.setattr(exact_mod._BranchAndBound, "_incumbent", lambda self, t: seen.append(t))
+    inst = generate("random", {"noise_mode": "per_run", "epochs": 5}, seed=0)
+    exact_mod.solve_exact(inst, time_limit=0.4)
+    assert seen and seen[0] <= 0.1 + 1e-9  # a quarter of 0.4 s (it was at least 1 s)
+    seen.clear()
+    exact_mod.solve_exact(inst, time_limit=0.1)
+    assert not seen  # under 0.05 s left for it: skipped

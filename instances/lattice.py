@@ -1,0 +1,216 @@
+"""Upper rounding of one loss term ``T = c Z`` onto the lattice ``{j h}`` from a cached CDF table.
+
+The certified bracket (:mod:`deplbench.instances.quantile`) needs, for every term, a
+sub-probability vector ``G`` on the lattice with (proof: ``docs/evaluator.md``)
+
+    G(x) <= P(T <= x)  and  P(T <= x) <= G(x + s) + b   for every x,
+
+where ``G(x)`` is the lattice CDF at the last lattice point ``<= x``, ``s`` the term's
+*slack* and ``b`` its dropped tail mass. Evaluating the law's CDF at every lattice point
+of every term (the plain construction, ``s = h``) costs one special-function call per
+point; here the CDF of ``Z`` is tabulated once per law on the grid ``{i d}`` with ``d`` a
+power of two, and a term reads the table:
+
+* ``c > 0``: ``G(x_j) = F_Z(z_i)`` with ``z_i`` the last grid point ``<= x_j / c``;
+* ``c < 0``: ``G(x_j) = P(Z >= z_i)`` with ``z_i`` the first grid point ``>= x_j / c``.
+
+Either way ``G(x_j) <= P(T <= x_j)`` (``z_i`` is on the safe side) and
+``G(x_j) >= P(T <= x_j - |c| d)`` (``z_i`` is less than one grid step away), so the slack is
+``s = h + |c| d`` (times ``1 + 1e-6`` for the floating-point index computation). Grid
+steps are powers of two, so a finer table holds every point of a coarser one at the same
+``z`` and gives bit-identical values: the result never depends on what is cached.
+
+Left of the median the table holds ``F_Z``, right of it ``P(Z > z)`` (so tail cells keep
+their relative precision, as in :meth:`Dist.cell_masses`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+TAIL = 1e-10  # mass dropped in each tail of each term (into beta, which only widens lo)
+GRID_FRACTION = 0.125  # table step d <= GRID_FRACTION * h / |c|: extra slack per term <= h / 8
+MAX_TABLE = 1 << 21  # grid points of one table, about at most (the step is coarsened beyond it)
+MAX_TABLES = 64  # laws whose table is kept (least recently used dropped)
+MAX_TOTAL = 1 << 24  # tabulated points kept in all (128 MB; least recently used dropped)
+INDEX_SLACK = 1e-6  # relative safety on the slack (float rounding of the index computation)
+TRIM = 1e-16  # mass dropped from the upper tail of every term and after each convolution
+LUMP = 1e-9  # mass lumped from the lower tail of every term and after each convolution
+EPS = float(np.finfo(float).eps)
+_REL = 4e-15  # grid coordinates are moved this far (relative, plus 1e-12) to the safe side
+
+
+@lru_cache(maxsize=1024)
+def core(dist) -> tuple[float, float]:
+    """The core [ppf(TAIL), isf(TAIL)] of a law, clipped to its support (cached per law)."""
+    return max(dist.lower, float(dist.ppf(TAIL))), min(dist.upper, float(dist.isf(TAIL)))
+
+
+@dataclass(frozen=True)
+class Table:
+    """Tabulated ``F_Z`` (left of the median) and ``P(Z > z)`` (right of it) on ``{i d}``.
+
+    ``val[i - i0]`` is the value at ``z = i d`` for ``i0 <= i < i0 + len(val)``; ``split``
+    is the first grid index ``i`` (absolute) with ``i d >= median``.
+    """
+
+    d: float
+    i0: int
+    split: int
+    val: np.ndarray
+
+    def coarsen(self, d: float) -> Table:
+        """The same table on the coarser grid of step ``d`` (a power-of-two multiple)."""
+        k = round(d / self.d)
+        if k == 1:
+            return self
+        a = -(-self.i0 // k)  # first coarse index inside the table
+        b = (self.i0 + len(self.val) - 1) // k
+        idx = np.arange(a, b + 1) * k - self.i0
+        return Table(d, a, -(-self.split // k), self.val[idx])
+
+
+_TABLES: OrderedDict = OrderedDict()  # dist -> {step: Table}, the finest under key 0.0
+
+
+def table(dist, d: float) -> Table:
+    """The table of ``dist`` at step ``d`` (a power of two), from the cache when a finer one exists."""
+    ts = _TABLES.get(dist)
+    if ts is not None and ts[0.0].d <= d:
+        _TABLES.move_to_end(dist)
+        t = ts.get(d)
+        if t is None:
+            t = ts[d] = ts[0.0].coarsen(d)
+        return t
+    zlo, zhi = core(dist)
+    i0 = math.floor(zlo / d) - 1
+    i1 = math.ceil(zhi / d) + 1
+    z = np.arange(i0, i1 + 1) * d
+    split = int(np.searchsorted(z, dist.median)) + i0  # first index with z >= median
+    s = split - i0
+    val = np.empty(len(z))
+    val[:s] = dist.cdf(z[:s])
+    val[s:] = dist.sf(z[s:])
+    val.setflags(write=False)
+    t = Table(d, i0, split, val)
+    _TABLES[dist] = {0.0: t, d: t}
+    _TABLES.move_to_end(dist)
+    while len(_TABLES) > 1 and (len(_TABLES) > MAX_TABLES or
+                                sum(len(ts[0.0].val) for ts in _TABLES.values()) > MAX_TOTAL):
+        _TABLES.popitem(last=False)
+    return t
+
+
+def clear_tables() -> None:
+    """Drop every cached table (benchmarks measure cold runs with it)."""
+    _TABLES.clear()
+    core.cache_clear()
+    term_pmf.cache_clear()
+
+
+def grid_step(dist, coef: float, h: float) -> float:
+    """The table step for a term: the largest power of two ``<= GRID_FRACTION h / |c|``.
+
+    Coarsened (more slack, reported) when the table would exceed ``MAX_TABLE`` points.
+    """
+    zlo, zhi = core(dist)
+    d = min(GRID_FRACTION * h / abs(coef), (zhi - zlo) / 4)  # at least three grid points inside the core
+    d = max(d, (zhi - zlo) / MAX_TABLE)
+    return 2.0 ** math.floor(math.log2(d))
+
+
+def slack(coef: float, h: float, d: float) -> float:
+    """Upper bound on the rounding error of one term: ``h + |c| d`` with a safety factor."""
+    return (h + abs(coef) * d) * (1 + INDEX_SLACK)
+
+
+def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """``P(z_a < Z <= z_b)`` for consecutive increasing table indices, and both tails."""
+    w = t.val[idx - t.i0]
+    p = int(np.searchsorted(idx, t.split))  # w[:p] are CDF values, w[p:] survival values
+    if p == 0:
+        cells = w[:-1] - w[1:]
+    elif p == len(w):
+        cells = np.diff(w)
+    else:
+        cells = np.concatenate((np.diff(w[:p]), [1.0 - w[p - 1] - w[p]], w[p:-1] - w[p + 1:]))
+    below = float(w[0]) if p > 0 else 1.0 - float(w[0])
+    above = float(w[-1]) if p < len(w) else 1.0 - float(w[-1])
+    return np.maximum(cells, 0.0), below, above
+
+
+def _tail_len(x: np.ndarray, cap: float) -> tuple[int, float]:
+    """(k, mass of x[:k]) with k the most leading entries whose cumulative mass is <= cap."""
+    n = len(x)
+    m = min(n, 2048)
+    while True:
+        c = np.cumsum(x[:m])
+        k = int(np.searchsorted(c, cap, side="right"))
+        if k < m or m == n:
+            return k, float(c[k - 1]) if k else 0.0
+        m = min(n, 8 * m)
+
+
+def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, float]:
+    """Lump the lower tail (cumulative mass <= LUMP) at its upper end, drop the upper tail (<= TRIM).
+
+    Returns (start, masses, moved mass, round-off bound of the partial sums). Lumping moves
+    mass up (the lattice CDF stays a lower bound of the true one), dropping moves it to
+    +infinity; the moved mass goes to the budget ``beta`` (docs/evaluator.md).
+    """
+    n = len(pmf)
+    i0, low = _tail_len(pmf, LUMP)
+    i0 = min(i0, n - 1)
+    k, high = _tail_len(pmf[::-1], TRIM)
+    i1 = max(n - k, i0 + 1)
+    high = float(np.sum(pmf[i1:]))
+    out = pmf[i0:i1]
+    if i0 > 0:
+        out = out.copy()
+        out[0] += low  # the lumped mass sits at the first kept point
+    return start + i0, out, low + high, (i0 + n - i1 + 2) * EPS
+
+
+@lru_cache(maxsize=4096)
+def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float, float]:
+    """Lattice sub-probability of ``coef * Z`` rounded up: (start, masses, beta, err, slack).
+
+    ``masses[i]`` sits at lattice index ``start + i``; the mass below the core is *lumped*
+    at the first lattice point whose grid index lies in the core (moved up: ``G`` stays a
+    lower bound of the CDF), the mass above it is dropped, then :func:`lump_trim` applies.
+    ``beta`` (the moved masses) and ``err`` (round-off) are the term's shares of the
+    budgets. Memoised: the masses are read-only.
+    """
+    d = grid_step(dist, coef, h)
+    t = table(dist, d)
+    zlo, zhi = core(dist)
+    tlo, thi = sorted((coef * zlo, coef * zhi))
+    j0 = math.floor(tlo / h)
+    j1 = max(math.ceil(thi / h), j0 + 1)
+    # grid points inside the core: present in every table of step <= d, so clipping to them
+    # gives the same result whatever table is cached
+    lo_i, hi_i = math.ceil(zlo / d), math.floor(zhi / d)
+    v = np.arange(j0, j1 + 1) * (h / (coef * d))  # x_j / (c d): grid coordinates of the lattice points
+    pad = _REL * max(abs(v[0]), abs(v[-1])) + 1e-12  # > the float error of v (three roundings)
+    if coef > 0:  # last grid point <= x_j / c, increasing in j
+        raw = np.floor(v - pad)
+        idx = np.clip(raw, lo_i, hi_i).astype(np.int64)
+        cells, below, above = _masses(t, idx)
+        first = int(np.searchsorted(raw, lo_i))  # first lattice point not clipped up
+    else:  # first grid point >= x_j / c, decreasing in j: P(T <= x_j) = P(Z >= z_i)
+        raw = np.ceil(v + pad)
+        idx = np.clip(raw, lo_i, hi_i).astype(np.int64)[::-1]
+        cells, above, below = _masses(t, idx)
+        cells = cells[::-1]
+        first = int(np.searchsorted(-raw, -hi_i))  # first lattice point not clipped down (in Z)
+    pmf = np.concatenate(([0.0], cells))
+    pmf[first] += below  # clipped cells before it are empty: the lower tail sits at x_first
+    err = 4 * EPS * len(pmf)  # each cell mass: a difference of tabulated values
+    j0, pmf, moved, e = lump_trim(j0, pmf)
+    pmf.setflags(write=False)
+    return j0, pmf, below + above + moved, err + e, slack(coef, h, d)

@@ -1,0 +1,123 @@
+"""The fast certifier: tabulated term lattices, lumped tails, and the decision ladder.
+
+Checks the per-term inequalities of docs/evaluator.md point by point, that a bracket does
+not depend on what is cached, and that the decision ``certify(..., decide=t)`` (coarse
+brackets first) agrees with the full bracket and with the evaluator's verdict on many
+random plans, targets on both sides and inside the bracket.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deplbench.instances import lattice
+from deplbench.instances.distributions import noise_dist
+from deplbench.instances.evaluate import certify, quantile_verdict
+from deplbench.instances.loss import loss_terms
+from deplbench.instances.paper import load_paper
+from deplbench.instances.plain_quantile import plain_bracket
+from deplbench.instances.quantile import _bracket
+from deplbench.instances.random_family import random_instance
+from deplbench.instances.semantics import data_effect
+
+
+def _lattice_cdf(dist, coef, h):
+    j0, pmf, beta, _, s = lattice.term_pmf(dist, coef, h)
+    x = (j0 + np.arange(len(pmf))) * h
+    return x, np.cumsum(pmf), beta, s
+
+
+@pytest.mark.parametrize("family", ["invgamma", "gamma", "lognormal", "normal"])
+@pytest.mark.parametrize("coef", [-2.0, -0.37, 0.8, 3.1])
+def test_term_lattice_bounds_the_term_cdf(family, coef):
+    """G(x) <= P(T <= x) and P(T <= x - s) <= G(x) + beta at every lattice point (T = coef Z)."""
+    d = noise_dist(family, 1.0, 0.03)
+    h = 0.013
+    x, G, beta, s = _lattice_cdf(d, coef, h)
+    P = d.cdf(x / coef) if coef > 0 else d.sf(x / coef)  # P(T <= x)
+    Ps = d.cdf((x - s) / coef) if coef > 0 else d.sf((x - s) / coef)
+    assert np.all(G <= P + 1e-13)
+    assert np.all(Ps <= G + beta + 1e-13)
+    assert G[-1] == pytest.approx(1.0, abs=1e-9)
+    assert h < s <= h * (1 + lattice.GRID_FRACTION) * (1 + 1e-5)
+
+
+def test_bracket_does_not_depend_on_the_cache():
+    inst = load_paper("paper-alexnet-per_epoch-t9")
+    g = data_effect(inst, ("cifar10",)).g
+    terms = loss_terms(inst, ["fast-unsteady"] * 10 + ["intermediate"] * 10, g)
+    lattice.clear_tables()
+    fine_first = [_bracket(terms, 0.99, w) for w in (1e-3, 2e-2, 5e-3)]
+    lattice.clear_tables()
+    coarse_first = [_bracket(terms, 0.99, w) for w in (2e-2, 5e-3, 1e-3)]
+    assert fine_first == [coarse_first[2], coarse_first[0], coarse_first[1]]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bracket_overlaps_the_plain_construction(seed):
+    inst = random_instance(seed=seed, epochs=8, noise_mode="per_epoch")
+    rng = np.random.default_rng(seed)
+    ids = inst.model_ids
+    g = data_effect(inst, inst.dataset_ids).g
+    for _ in range(3):
+        models = [ids[int(rng.integers(len(ids)))]] * 3 + [ids[int(rng.integers(len(ids)))]] * 5
+        if any(not inst.allowed(a, b) for a, b in zip(models, models[1:], strict=False)):
+            continue
+        terms = loss_terms(inst, models, g)
+        w = 2e-3 * inst.loss.initial
+        br = _bracket(terms, inst.loss.quantile, w)
+        lo, hi = plain_bracket(terms, inst.loss.quantile, w)
+        assert max(lo, br.lo) <= min(hi, br.hi)  # both contain the true quantile
+        assert br.width <= w * 1.01
+
+
+def _random_plans(inst, rng, n: int, epochs: int):
+    """Random per-epoch model sequences of ``epochs`` epochs following allowed switches."""
+    ids = inst.model_ids
+    out = []
+    while len(out) < n:
+        seq = [ids[int(rng.integers(len(ids)))]]
+        while len(seq) < epochs:
+            nxt = [m for m in ids if m == seq[-1] or inst.allowed(seq[-1], m)]
+            stay = rng.random() < 0.8
+            seq.append(seq[-1] if stay else nxt[int(rng.integers(len(nxt)))])
+        out.append(seq)
+    return out
+
+
+@pytest.mark.parametrize("source", ["paper", "random"])
+def test_fast_decision_agrees_with_the_full_bracket(source):
+    if source == "paper":
+        inst = load_paper("paper-alexnet-per_epoch-t9")
+        ds = ("cifar10",)
+    else:
+        inst = random_instance(seed=3, epochs=20, noise_mode="per_epoch")
+        ds = inst.dataset_ids
+    g = data_effect(inst, ds).g
+    rng = np.random.default_rng(7)
+    rtol = 2e-3
+    l0 = inst.loss.initial
+    checked = {"feasible": 0, "infeasible": 0, "inside": 0}
+    for models in _random_plans(inst, rng, 12, 20):
+        terms = loss_terms(inst, models, g)
+        full = certify(inst, None, rtol, terms=terms)  # the bracket at rtol, no decision
+        w = full.width
+        targets = [full.lo - 3 * l0 * rtol, full.lo - 0.3 * w, full.lo + 0.5 * w, full.hi - 1e-9 * l0,
+                   full.hi + 0.2 * w, full.hi + 5 * l0 * rtol, full.hi + 0.2 * l0]
+        for t in targets:
+            fast = certify(inst, None, rtol, decide=t, terms=terms)
+            yes = fast.hi <= t
+            ok, br = quantile_verdict(inst, terms, rtol, target=t)
+            assert ok == yes  # the evaluator's verdict is the decision
+            assert max(fast.lo, full.lo) <= min(fast.hi, full.hi)  # both contain the quantile
+            if full.hi <= t:
+                assert yes
+                checked["feasible"] += 1
+            elif full.lo > t:
+                assert not yes
+                assert fast.lo > t
+                checked["infeasible"] += 1
+            else:
+                checked["inside"] += 1
+    assert min(checked.values()) > 0
