@@ -213,10 +213,14 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
 
 
 def mip_start(model, deadline: float) -> np.ndarray | None:
-    """Column vector of :func:`~deplbench.formulations.saa_start.enumerated_start`'s plan, or None."""
+    """Column vector of a start plan, or None.
+
+    The plan of the block enumeration (``SubsetData.start``, cyclic ``per_run`` switch graphs)
+    if the strengthening found one, else :func:`~deplbench.formulations.saa_start.enumerated_start`'s.
+    """
     from deplbench.formulations.saa_start import encode, enumerated_start
 
-    plan = enumerated_start(model.data, deadline)
+    plan = model.data.start if model.data.start is not None else enumerated_start(model.data, deadline)
     if plan is None:
         return None
     try:
