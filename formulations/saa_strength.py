@@ -346,9 +346,13 @@ def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
     """``data`` with the chosen strengthening attached, and the figures for ``extra``.
 
     The quantile bound is computed (and reported) whatever the options; it becomes an
-    objective cut with ``bigm=quantile`` or ``cuts=mixing``.
+    objective cut with ``bigm=quantile`` or ``cuts=mixing``. Only these strengthened options
+    enumerate block sequences in cyclic ``per_run`` graphs (and attach their start plan); the
+    plain formulation (``bigm=worst``, ``cuts`` none or quantile) reports the cheaper
+    count-vector bounds and keeps its own MIP start, as before issue 13.
     """
-    b = count_bounds(data, deadline)
+    strong = bigm == "quantile" or cuts == "mixing"
+    b = count_bounds(data, deadline, blocks=strong)
     if b is None:
         return data, {"bound_quantile": math.nan, "bound_count": math.nan, "n_fixed": 0, "mixing_rows": 0,
                       "strength_s": 0.0}
