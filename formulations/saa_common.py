@@ -155,6 +155,8 @@ def merge_extra(total: dict, part: dict) -> None:
             total[key] = min(total.get(key, math.inf), val)  # nan stays nan
         elif key in SUMMED or key == "count_vectors":
             total[key] = total.get(key, 0) + val
+        elif key in ("blocks", "bounds_exact"):  # what the selections' relaxations used: the largest
+            total[key] = max(total.get(key, 0), val)
 
 
 def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, formulation: str,

@@ -145,5 +145,8 @@ def test_random_cyclic_instance_matches_the_plain_formulation(block_cap):
     for o in OPTIONS:
         res = run("milp-highs-direct", inst, S=30, **o)
         assert res.status == Status.OPTIMAL and res.objective == pytest.approx(plain.objective, rel=1e-6), o
+        assert res.extra["blocks"] == {12: 0, 30: 1, None: 7}[block_cap]
+        assert 0.0 <= res.extra["root_gap"] <= 1.0 and res.extra["root_bound"] <= res.objective * (1 + 1e-9)
+    assert plain.extra["root_gap"] >= res.extra["root_gap"] - 1e-9  # the strengthened root is no weaker
     res = run("milp-cpsat", inst, S=30)  # with the start as a complete hint: a plan, never worse than optimal
     assert res.plan is not None and res.objective >= plain.objective * (1 - 1e-6)
