@@ -39,6 +39,8 @@ MAX_BLOCK_SEQUENCES = 250_000
 CHUNK = 2048
 #: most exact allocations for the start plan
 MAX_ALLOCATIONS = 200
+#: most bytes of the dynamic programme's arrays (beyond it: no block sequences)
+MAX_DP_BYTES = 1 << 30
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences
 
@@ -66,6 +68,12 @@ def block_limit(M: int, K: int, switches, max_sequences: int | None = None) -> t
         total += n
         B = b
     return B, total
+
+
+def dp_fits(M: int, K: int, S: int, B: int) -> bool:
+    """Whether :func:`long_bounds` stays within :data:`MAX_DP_BYTES` (two layers of lo and hi)."""
+    widest = math.comb(K + M - 1, M - 1) if M >= 1 else 1  # count vectors of sum K: the widest layer
+    return 4 * widest * M * (B + 2) * S * 8 <= MAX_DP_BYTES
 
 
 def _key(q: np.ndarray, K: int) -> np.ndarray:
@@ -197,4 +205,4 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     return Plan.from_epochs(data.datasets, epochs), float(a.cost)
 
 
-__all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "start_plan", "walks"]
+__all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_blocks import block_columns, block_limit, start_plan
+from deplbench.formulations.saa_blocks import block_columns, block_limit, dp_fits, start_plan
 from deplbench.formulations.saa_data import ObjRow, SubsetData
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
@@ -254,6 +254,7 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     B = 0
     if cols is None and data.per_run and blocks:
         B, _ = block_limit(M, K, data.switches)
+        B = B if B and dp_fits(M, K, S, B) else 0
         cols = block_columns(data, Q, B) if B else None
     if cols is None:
         cols = _count_columns(data, Q)

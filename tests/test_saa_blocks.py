@@ -90,6 +90,7 @@ def test_block_limit():
     assert saa_blocks.walks(2, sw, 3) == [(0, 1, 0), (1, 0, 1)]
     B, n = saa_blocks.block_limit(2, 5, sw, max_sequences=10 + 2 * 10)
     assert (B, n) == (2, 2 * 5 + 2 * 10)
+    assert saa_blocks.dp_fits(3, 20, 1000, 6) and not saa_blocks.dp_fits(5, 20, 1000, 4)
 
 
 @pytest.fixture(params=[12, 30, None], ids=["B1", "B2", "all"])
