@@ -1,7 +1,8 @@
 """The SAA formulation ladder: each rung adds one strengthening, measured on the same instances.
 
 Rungs (``RUNGS``): ``time_indexed`` and ``aggregated`` (the formulations before issue 13,
-worst-case big-M), ``+quantile big-M`` (with the objective cut), ``+fixing``, ``+mixing cuts``
+worst-case big-M), ``+quantile big-M`` (with the objective cut; on cyclic ``per_run`` switch graphs also the exact block sequences of
+``formulations/saa_blocks.py``), ``+fixing``, ``+mixing cuts``
 (all with the solver of ``--solver``, OR-Tools' SCIP by default) and ``+branch-and-cut``
 (``milp-scip-bc``: the same model with the scenario rows and star inequalities added lazily by a
 PySCIPOpt constraint handler); optionally ``cpsat`` (CP-SAT with quantile big-M, fixing and
@@ -19,6 +20,8 @@ Usage::
     python -m deplbench.benchmarks.bench_saa_ladder --set paper --scenarios 1000 --time-limit 60
     python -m deplbench.benchmarks.bench_saa_ladder --set random --rungs aggregated,+fixing
     python -m deplbench.benchmarks.bench_saa_ladder --table ladder.csv     # print a finished CSV
+    deplbench run saa-ladder --out DIR --workers 1                          # old and new side by side
+    python -m deplbench.benchmarks.bench_saa_ladder --store DIR --time-limit 60   # its ladder
 """
 
 from __future__ import annotations
@@ -110,6 +113,36 @@ def run_rung(inst, rung: str, args) -> dict:
             "strength_s": ex.get("strength_s")}
 
 
+def store_rows(path: str) -> list[dict]:
+    """Ladder rows of the SAA runs in a ``deplbench run`` store (e.g. config ``saa-ladder``).
+
+    The rung is the run's label (``solver[k=v,...]``), the set its experiment; ``root_bound`` is
+    the run's ``x_root_bound`` (the LP relaxation of the model it built).
+    """
+    from deplbench.benchmarks.store import Store
+
+    with Store(path, read_only=True) as st:
+        d = st.runs()
+    d = d[d["solver_kind"] == "saa"]
+    rows = []
+    for _, r in d.iterrows():
+        def get(k, r=r):
+            v = r[k] if k in r.index else None
+            return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+        viol, allowed = get("x_saa_violated"), get("x_saa_allowed")
+        rows.append({"set": r["experiment"], "instance": r["instance"], "rung": f"{r['experiment']}: {r['label']}",
+                     "method": r["solver"], "status": r["status"], "objective": get("objective"),
+                     "bound": get("bound"), "gap": get("gap"), "root_bound": get("x_root_bound"),
+                     "build_s": (get("build_s") or 0.0) + (get("x_prep_s") or 0.0), "solve_s": get("solve_s"),
+                     "total_s": get("runtime_s"), "nodes": get("nodes"), "bound_quantile": get("x_bound_quantile"),
+                     "bound_count": get("x_bound_count"), "n_fixed": get("x_n_fixed"),
+                     "saa_ok": int(viol is not None and allowed is not None and viol <= allowed),
+                     "root_gap": get("x_root_gap"),
+                     "strength_s": get("x_strength_s")})
+    return rows
+
+
 def _num(v) -> float | None:
     try:
         x = float(v)
@@ -125,18 +158,22 @@ def table(rows: list[dict], time_limit: float) -> str:
         o = _num(r["objective"])
         if o is not None and r["saa_ok"] in (1, "1"):
             best[r["instance"]] = min(best.get(r["instance"], math.inf), o)
-    out = [f"{'rung':<18} {'n':>3} {'build s':>8} {'root gap':>9} {'nodes':>8} {'solve s':>8} {'solved':>7} "
+    wr = max([18, *(len(str(r["rung"])) for r in rows)])
+    out = [f"{'rung':<{wr}} {'n':>3} {'build s':>8} {'root gap':>9} {'nodes':>8} {'solve s':>8} {'solved':>7} "
            f"{'sgm s':>7} {'final gap (unsolved)':>22}"]
     for rung in dict.fromkeys(r["rung"] for r in rows):
         rr = [r for r in rows if r["rung"] == rung]
         solved = [r for r in rr if r["status"] == "optimal"]
         times = [min(_num(r["total_s"]), time_limit) if r["status"] == "optimal" else time_limit for r in rr]
         sgm = math.exp(np.mean(np.log(np.array(times) + SHIFT))) - SHIFT
-        gaps = [(best[r["instance"]] - _num(r["root_bound"])) / best[r["instance"]] for r in rr
-                if _num(r["root_bound"]) is not None and r["instance"] in best]
+        # a store row carries its own root gap (against its own plan: rows of other samples differ)
+        gaps = [_num(r["root_gap"]) if _num(r.get("root_gap")) is not None
+                else (best[r["instance"]] - _num(r["root_bound"])) / best[r["instance"]] for r in rr
+                if _num(r.get("root_gap")) is not None
+                or (_num(r["root_bound"]) is not None and r["instance"] in best)]
         fg = [_num(r["gap"]) for r in rr if r["status"] != "optimal" and _num(r["gap"]) is not None]
         nodes = [_num(r["nodes"]) for r in rr if _num(r["nodes"]) is not None]
-        out.append(f"{rung:<18} {len(rr):>3} {np.mean([_num(r['build_s']) for r in rr]):>8.2f} "
+        out.append(f"{rung:<{wr}} {len(rr):>3} {np.mean([_num(r['build_s']) for r in rr]):>8.2f} "
                    f"{(f'{100 * np.mean(gaps):.1f}%' if gaps else '-'):>9} "
                    f"{(f'{np.mean(nodes):.0f}' if nodes else '-'):>8} "
                    f"{np.mean([_num(r['solve_s']) or 0.0 for r in rr]):>8.2f} {len(solved):>3}/{len(rr):<3} "
@@ -192,8 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--csv", default="saa_ladder.csv")
     ap.add_argument("--profile", default=None, help="PNG of the performance profile")
     ap.add_argument("--table", default=None, help="only print the ladder of finished CSV files (comma list)")
+    ap.add_argument("--store", default=None, help="only print the ladder of the SAA runs of a `deplbench run` store")
     args = ap.parse_args(argv)
-    if args.table:
+    if args.store:
+        rows = store_rows(args.store)
+    elif args.table:
         rows = [r for p in args.table.split(",") for r in read_csv(p)]
     else:
         rungs = [r.strip() for r in args.rungs.split(",")]

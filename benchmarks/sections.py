@@ -29,7 +29,7 @@ import pandas as pd
 
 #: Modules whose import registers the built-in sections.
 SECTION_MODULES = ("deplbench.benchmarks.report_sections", "deplbench.benchmarks.paper_figures",
-                   "deplbench.benchmarks.library_report")
+                   "deplbench.benchmarks.library_report", "deplbench.benchmarks.saa_report")
 
 
 @dataclass

@@ -30,6 +30,7 @@ from deplbench.formulations.saa_common import (
     SAA_PARAMS,
     SAA_TEST_PARAMS,
     SubResult,
+    mip_start,
     saa_method,
 )
 from deplbench.formulations.saa_model import SaaModel, SubsetData, build
@@ -58,8 +59,14 @@ def conservative(values: np.ndarray, scale: float, up: bool) -> tuple[np.ndarray
     return out.astype(np.int64), bool(near.all())
 
 
-def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
-    """The scaled CP-SAT model, its variables (in column order) and whether the scaling is exact."""
+def to_cpsat(model: SaaModel, hint: np.ndarray | None = None) -> tuple[cp_model.CpModel, list, bool]:
+    """The scaled CP-SAT model, its variables (in column order) and whether the scaling is exact.
+
+    ``hint`` (a column vector of ``model``, e.g. :func:`saa_common.mip_start`) becomes a
+    complete solution hint; its ``v`` are recomputed on the *scaled* scenario rows (a plan at
+    the target may round into a violation), so the hint is a solution of the scaled model
+    whenever at most ``allowed`` of those rows are violated.
+    """
     cp = cp_model.CpModel()
     xs = []
     for j in range(model.n_vars):
@@ -114,19 +121,29 @@ def to_cpsat(model: SaaModel) -> tuple[cp_model.CpModel, list, bool]:
         ct = cp.add_linear_constraint(expr, lo_i, hi_i)
         if lit is not None:
             ct.only_enforce_if(lit.Not())
+            if hint is not None:
+                hint[v] = float(np.rint(hint[cols]).astype(np.int64) @ coefs > hi_i)
     nz = np.flatnonzero(model.c)
     cost, ok = conservative(model.c[nz], COST_SCALE, up=True)
     exact &= ok
     cp.minimize(cp_model.LinearExpr.weighted_sum([xs[j] for j in nz], cost.tolist()))
+    if hint is not None:
+        for j, xv in enumerate(xs):
+            cp.add_hint(xv, int(np.rint(hint[j])))
     return cp, xs, exact
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int, start: bool = False) -> SubResult:
-    """Build one dataset selection's scaled CP-SAT model and solve it (``start`` is unused: no MIP start)."""
+                 mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
+    """Build one dataset selection's scaled CP-SAT model and solve it.
+
+    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is a
+    complete solution hint (its time counts as build time).
+    """
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, aggregate_runs=False)
-    cp, xs, exact = to_cpsat(model)
+    x0 = mip_start(model, t0 + 0.25 * max(time_limit, 0.0)) if start else None
+    cp, xs, exact = to_cpsat(model, x0)
     solver = cp_model.CpSolver()
     prm = solver.parameters
     prm.max_time_in_seconds = max(time_limit - (time.perf_counter() - t0), 1e-3)
@@ -134,6 +151,10 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     prm.random_seed = int(seed)
     prm.relative_gap_limit = float(mip_gap)
     prm.absolute_gap_limit = 0.0
+    # the presolve rule that looks for common rectangles of the dense loss rows took the whole
+    # 60 s on paper-mobilenet-per_run-t13 at S = 1000 ("Stopped after presolve"); without it
+    # the complete hint is found in seconds
+    prm.find_big_linear_overlap = False
     t1 = time.perf_counter()
     st = solver.solve(cp)
     t2 = time.perf_counter()

@@ -215,7 +215,8 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
                  test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
                  description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
 def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,
-              time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on"):
+              time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
+              root_gap: bool = True):
     """Solve the SAA of ``instance`` selection by selection with an external MIP solver."""
     tokens = check_template(command if command else PRESETS[preset])
 
@@ -223,5 +224,5 @@ def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, for
         return solve_subset(data, tokens=tokens, mip_gap=mip_gap, threads=threads, seed=seed, **kw)
 
     res = run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                  time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing)
+                  time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing, root=root_gap)
     return res.replace(extra={**res.extra, "tool": Path(tokens[0]).name if command else preset})

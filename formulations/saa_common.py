@@ -40,6 +40,7 @@ SAA_PARAMS = (
     Param("fixing", str, "on", "fix scenarios every SAA-feasible plan satisfies (with bigm=quantile)",
           choices=("on", "off")),
     Param("start", bool, True, "pass an enumerated MIP start"),
+    Param("root_gap", bool, True, "report the LP relaxation bound of the built model (root_bound, root_gap)"),
 )
 SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
 SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
@@ -52,6 +53,10 @@ SAA_OUTPUTS = {
     "strength_s": "seconds of the count-vector relaxation (bounds, big-M)",
     "prep_s": "seconds of sampling, cut sets and strengthening",
     "n_vars": "columns, summed over selections", "n_cons": "rows, summed over selections",
+    "root_bound": "LP relaxation bound of the built model (least over selections)",
+    "root_gap": "(objective - root_bound) / objective: the root gap of the formulation as built",
+    "root_s": "seconds of the root LP relaxation (root_gap=true)",
+    "blocks": "cyclic per_run switch graphs: sequences of at most this many blocks enumerated exactly",
 }
 #: extra figures summed over the selections (the bounds take the least: the SAA optimum is a min)
 SUMMED = ("n_fixed", "mixing_rows", "strength_s")
@@ -150,19 +155,24 @@ def merge_extra(total: dict, part: dict) -> None:
             total[key] = min(total.get(key, math.inf), val)  # nan stays nan
         elif key in SUMMED or key == "count_vectors":
             total[key] = total.get(key, 0) + val
+        elif key in ("blocks", "bounds_exact"):  # what the selections' relaxations used: the largest
+            total[key] = max(total.get(key, 0), val)
 
 
 def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, formulation: str,
-            time_limit: float, cuts="mixing", bigm: str = "quantile", fixing: str = "on") -> SolveResult:
+            time_limit: float, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
+            root: bool = False) -> SolveResult:
     """Solve the SAA over every dataset selection with ``solve_subset`` and assemble the result.
 
     ``solve_subset(data, formulation=..., margin=..., time_limit=...)`` solves one
     selection. Statuses combine as documented in ``docs/formulations.md``: optimal only
-    if every selection is optimal or infeasible.
+    if every selection is optimal or infeasible. With ``root``, the LP relaxation of each
+    selection's model is solved too (:mod:`~deplbench.formulations.saa_root`).
     """
     from dataclasses import replace
 
     from deplbench.formulations.saa_model import subset_data
+    from deplbench.formulations.saa_root import lp_bound
 
     cuts = check_options(formulation, scenarios, cuts, bigm, fixing)
     strong: dict = {}
@@ -185,6 +195,12 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
                              deadline=t0 + time_limit)
         merge_extra(strong, part)
         prep_s += time.perf_counter() - tb
+        if root:
+            tr = time.perf_counter()
+            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * time_limit)))
+            prev = strong.get("root_bound", math.inf)  # nan (a selection's LP unsolved) stays nan
+            strong["root_bound"] = math.nan if rb is None or math.isnan(prev) else min(prev, rb)
+            strong["root_s"] = strong.get("root_s", 0.0) + time.perf_counter() - tr
         r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
         if r.plan is not None and verify(instance, r.plan, sc):
             # solver tolerances let the plan slip past the target: re-solve with a margin,
@@ -213,10 +229,14 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
 
 
 def mip_start(model, deadline: float) -> np.ndarray | None:
-    """Column vector of :func:`~deplbench.formulations.saa_start.enumerated_start`'s plan, or None."""
+    """Column vector of a start plan, or None.
+
+    The plan of the block enumeration (``SubsetData.start``, cyclic ``per_run`` switch graphs)
+    if the strengthening found one, else :func:`~deplbench.formulations.saa_start.enumerated_start`'s.
+    """
     from deplbench.formulations.saa_start import encode, enumerated_start
 
-    plan = enumerated_start(model.data, deadline)
+    plan = model.data.start if model.data.start is not None else enumerated_start(model.data, deadline)
     if plan is None:
         return None
     try:
@@ -230,12 +250,12 @@ def saa_method(solve_subset: SolveSubset) -> Callable[..., SolveResult]:
 
     def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
                seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
-               start: bool = True) -> SolveResult:
+               start: bool = True, root_gap: bool = True) -> SolveResult:
         def sub(data, **kw):
             return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, start=start, **kw)
 
         return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                       time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing)
+                       time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing, root=root_gap)
 
     return method
 
@@ -274,6 +294,13 @@ def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, 
     if status == Status.INFEASIBLE:
         bound = None
     ex = dict(extra)
+    if "root_bound" in ex:
+        from deplbench.formulations.saa_root import root_gap
+
+        if not math.isfinite(ex["root_bound"]):
+            ex["root_bound"] = math.nan  # an infeasible LP has no gap to report
+        rg = root_gap(best_cost if best is not None else None, ex["root_bound"])
+        ex["root_gap"] = math.nan if rg is None else rg
     ex.update({"n_vars": int(sum(r.n_vars for r in subs)), "n_cons": int(sum(r.n_cons for r in subs)),
                "saa_allowed": int(sc.n - math.ceil(instance.loss.quantile * sc.n - 1e-9))})
     plan = best.plan if best is not None else None

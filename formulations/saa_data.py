@@ -71,6 +71,7 @@ class SubsetData:
     hard: np.ndarray | None = None  # (S,) bool: scenarios fixed as satisfied (saa_strength)
     obj_rows: tuple[ObjRow, ...] = ()  # objective cut and mixing rows (saa_strength)
     mixing: tuple[np.ndarray, float] | None = None  # (h, psi) of the cost mixing set, for separation
+    start: object | None = None  # a Plan meeting the SAA on this sample (saa_blocks.start_plan), or None
 
     @property
     def S(self) -> int:

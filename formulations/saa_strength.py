@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.saa_blocks import block_columns, block_limit, dp_fits, start_plan
 from deplbench.formulations.saa_data import ObjRow, SubsetData
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
@@ -58,6 +59,8 @@ class Bounds:
     n_vectors: int
     seconds: float
     exact: bool = False  # losses of exact sequences (else count-vector progress bounds)
+    blocks: int = 0  # cyclic per_run: sequences of at most this many blocks enumerated exactly
+    start: tuple | None = None  # (Plan, cost): cheapest plan of the SAA-feasible exact block sequences
 
 
 def count_vectors(M: int, K: int) -> np.ndarray | None:
@@ -228,11 +231,13 @@ def _sequence_columns(data: SubsetData, Q: np.ndarray):
     return gen()
 
 
-def count_bounds(data: SubsetData, deadline: float = math.inf) -> Bounds | None:
+def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = True) -> Bounds | None:
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
-    Exact sequence losses where the switch graph is acyclic (``per_run``), else the
-    count-vector progress bounds.
+    Exact sequence losses where the switch graph is acyclic (``per_run``); with cycles
+    (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
+    column per count vector for longer ones (:mod:`~deplbench.formulations.saa_blocks`); else
+    the count-vector progress bounds.
     """
     t0 = time.perf_counter()
     S, M, K = data.imp.shape
@@ -246,13 +251,19 @@ def count_bounds(data: SubsetData, deadline: float = math.inf) -> Bounds | None:
     acyclic = not len(data.switches) or data.max_switches < K - 1
     cols = _sequence_columns(data, Q) if data.per_run and acyclic else None
     exact = cols is not None
+    B = 0
+    if cols is None and data.per_run and blocks:
+        B, _ = block_limit(M, K, data.switches)
+        B = B if B and dp_fits(M, K, S, B) else 0
+        cols = block_columns(data, Q, B) if B else None
     if cols is None:
         cols = _count_columns(data, Q)
     tol = SAT_TOL * max(1.0, abs(data.l0))
     h = np.full(S, np.inf)
     bigm = np.full(S, -np.inf)
     possible = np.zeros(len(Q), dtype=bool)
-    for owner, least, most in cols:
+    feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence
+    for owner, least, most, *runs in cols:
         if time.perf_counter() > deadline:
             return None
         c = lb[owner]
@@ -262,10 +273,14 @@ def count_bounds(data: SubsetData, deadline: float = math.inf) -> Bounds | None:
         if ok.any():
             possible[owner[ok]] = True
             bigm = np.maximum(bigm, most[:, ok].max(axis=1) - data.target)
+            if runs and runs[0] is not None:
+                for j in np.flatnonzero(ok):
+                    feasible.setdefault(int(owner[j]), runs[0][j])
     bound_count = _exact_least(alloc, Q[possible], lb[possible], deadline)
     k1 = data.allowed + 1
     bq = float(-np.partition(-h, k1 - 1)[k1 - 1]) if k1 <= S else 0.0
-    return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact)
+    start = start_plan(data, Q, lb, feasible, deadline) if B else None
+    return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
 
 
 def _exact_least(alloc: Allocator, Q: np.ndarray, lb: np.ndarray, deadline: float,
@@ -332,15 +347,21 @@ def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
     """``data`` with the chosen strengthening attached, and the figures for ``extra``.
 
     The quantile bound is computed (and reported) whatever the options; it becomes an
-    objective cut with ``bigm=quantile`` or ``cuts=mixing``.
+    objective cut with ``bigm=quantile`` or ``cuts=mixing``. Only these strengthened options
+    enumerate block sequences in cyclic ``per_run`` graphs (and attach their start plan); the
+    plain formulation (``bigm=worst``, ``cuts`` none or quantile) reports the cheaper
+    count-vector bounds and keeps its own MIP start, as before issue 13.
     """
-    b = count_bounds(data, deadline)
+    strong = bigm == "quantile" or cuts == "mixing"
+    b = count_bounds(data, deadline, blocks=strong)
     if b is None:
         return data, {"bound_quantile": math.nan, "bound_count": math.nan, "n_fixed": 0, "mixing_rows": 0,
                       "strength_s": 0.0}
     ex = {"bound_quantile": b.bound_quantile, "bound_count": b.bound_count, "n_fixed": 0,
           "mixing_rows": 0, "strength_s": b.seconds, "count_vectors": b.n_vectors,
-          "bounds_exact": int(b.exact)}
+          "bounds_exact": int(b.exact), "blocks": b.blocks}
+    if b.start is not None:
+        data = replace(data, start=b.start[0])
     if bigm == "quantile":
         safety = BIGM_SAFETY * max(1.0, abs(data.l0))
         bq = b.bigm_q + safety

@@ -1,0 +1,208 @@
+"""Exact losses of short block sequences for ``per_run`` SAA whose switch graph has cycles.
+
+In ``per_run`` mode the loss of a plan in scenario s depends only on its model sequence, a
+run of *blocks* (maximal runs of one model). With cycles a model may come back, so the number
+of sequences grows like ``2^K``; but a sequence with b blocks makes b - 1 switches, and every
+switch pays a penalty. This module splits the plans of a count vector q into
+
+* the sequences of at most ``B`` blocks, enumerated **exactly** (loss of each sequence in each
+  scenario, as :func:`deplbench.formulations.saa_start.sequence_losses` computes it), with
+  ``B`` the largest block count whose sequences number at most :data:`MAX_BLOCK_SEQUENCES`;
+* one **relaxed** column per q for the plans of more than ``B`` blocks (at least ``B``
+  switches): progress within the count-vector bounds of
+  :class:`~deplbench.formulations.saa_strength._Progress`, penalties at least the ``B``
+  smallest per-epoch least penalties over the epochs ``2..sum q`` plus every further negative
+  one, at most every positive per-epoch largest penalty there.
+
+:func:`block_columns` yields them in the format of ``saa_strength.count_bounds``; every plan
+with count vector q lies in exactly one of the columns of q (its own sequence, or the relaxed
+column), so the relaxation stays valid (proof: ``docs/formulations.md``, "Block sequences").
+:func:`start_plan` turns the SAA-feasible exact sequences into the cheapest plan they give
+(exact allocations), a certified MIP start / CP-SAT hint.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+import numpy as np
+
+from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.saa_data import SubsetData
+from deplbench.instances.plan import Plan
+
+#: most exactly enumerated block sequences (over all block counts up to B)
+MAX_BLOCK_SEQUENCES = 250_000
+#: columns per chunk (an (S, CHUNK) array)
+CHUNK = 2048
+#: most exact allocations for the start plan
+MAX_ALLOCATIONS = 200
+#: most bytes of the dynamic programme's arrays (beyond it: no block sequences)
+MAX_DP_BYTES = 1 << 30
+
+Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences
+
+
+def walks(M: int, switches, b: int) -> list[tuple[int, ...]]:
+    """Model labels of b blocks: consecutive labels are a listed switch (so they differ)."""
+    nxt = [[t for (f, t) in switches if f == a] for a in range(M)]
+    out = [(m,) for m in range(M)]
+    for _ in range(b - 1):
+        out = [w + (t,) for w in out for t in nxt[w[-1]]]
+    return out
+
+
+def block_limit(M: int, K: int, switches, max_sequences: int | None = None) -> tuple[int, int]:
+    """(B, sequences): the largest block count whose sequences of <= B blocks fit ``max_sequences``.
+
+    ``max_sequences`` defaults to :data:`MAX_BLOCK_SEQUENCES` (read at call time).
+    """
+    max_sequences = MAX_BLOCK_SEQUENCES if max_sequences is None else max_sequences
+    total, B = 0, 0
+    for b in range(1, K + 1):
+        n = math.comb(K, b) * len(walks(M, switches, b))
+        if total + n > max_sequences:
+            break
+        total += n
+        B = b
+    return B, total
+
+
+def dp_fits(M: int, K: int, S: int, B: int) -> bool:
+    """Whether :func:`long_bounds` stays within :data:`MAX_DP_BYTES` (two layers of lo and hi)."""
+    widest = math.comb(K + M - 1, M - 1) if M >= 1 else 1  # count vectors of sum K: the widest layer
+    return 4 * widest * M * (B + 2) * S * 8 <= MAX_DP_BYTES
+
+
+def _key(q: np.ndarray, K: int) -> np.ndarray:
+    """Mixed-radix key of count vectors (rows of q)."""
+    return q @ ((K + 1) ** np.arange(q.shape[1]))
+
+
+def long_bounds(data: SubsetData, Q: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray]:
+    """Least and greatest loss, shape (S, len(Q)), of the sequences of more than B blocks.
+
+    A dynamic programme over the epochs: the state after n epochs is (count vector, last
+    model, blocks so far capped at B + 1); appending model m adds ``-gain[m, n] x[s, m]``
+    and, if m differs from the last model, the penalty of that switch at epoch n + 1 (only
+    listed switches). Per scenario it gives the exact least and greatest loss over every
+    sequence of each count vector with at least B + 1 blocks (+inf / -inf: none).
+    """
+    S, M, K = data.imp.shape
+    C = B + 1
+    pidx = {sw: p for p, sw in enumerate(data.switches)}
+    xg = data.x_run[:, :, None] * data.gain[None, :, :]  # (S, M, K)
+    layers = [np.zeros((1, M), dtype=np.int64)]
+    for _n in range(K):
+        nxt = np.unique(np.concatenate([layers[-1] + np.eye(M, dtype=np.int64)[m] for m in range(M)]), axis=0)
+        layers.append(nxt)
+    lo = np.full((1, M, C + 1, S), np.inf)
+    hi = np.full((1, M, C + 1, S), -np.inf)
+    want = {int(k): i for i, k in enumerate(_key(Q, K))}
+    least = np.full((S, len(Q)), np.inf)
+    most = np.full((S, len(Q)), -np.inf)
+    for n in range(K):
+        cur, new = layers[n], layers[n + 1]
+        pos = {int(k): i for i, k in enumerate(_key(new, K))}
+        nlo = np.full((len(new), M, C + 1, S), np.inf)
+        nhi = np.full((len(new), M, C + 1, S), -np.inf)
+        for m in range(M):
+            to = np.array([pos[int(k)] for k in _key(cur + np.eye(M, dtype=np.int64)[m], K)])
+            step = -xg[:, m, n]
+            if n == 0:
+                nlo[to, m, 1] = data.l0 + step
+                nhi[to, m, 1] = data.l0 + step
+                continue
+            for a in range(M):
+                if a == m:
+                    nlo[to, m] = np.minimum(nlo[to, m], lo[:, a] + step)
+                    nhi[to, m] = np.maximum(nhi[to, m], hi[:, a] + step)
+                elif (a, m) in pidx:
+                    add = step + data.pen[:, pidx[(a, m)], n]
+                    for b in range(1, C + 1):
+                        b2 = min(b + 1, C)
+                        nlo[to, m, b2] = np.minimum(nlo[to, m, b2], lo[:, a, b] + add)
+                        nhi[to, m, b2] = np.maximum(nhi[to, m, b2], hi[:, a, b] + add)
+        lo, hi = nlo, nhi
+        for i, k in enumerate(_key(new, K)):
+            j = want.get(int(k))
+            if j is not None:
+                least[:, j] = lo[i, :, C].min(axis=0)
+                most[:, j] = hi[i, :, C].max(axis=0)
+    return least, most
+
+
+def block_columns(data: SubsetData, Q: np.ndarray, B: int):
+    """Chunks ``(rows of Q, least loss, greatest loss, runs)`` of exact sequences and relaxed columns.
+
+    ``runs`` is a list of run-length encoded sequences (exact columns) or None (the relaxed
+    column of a count vector: per-scenario least and greatest loss of its sequences of more
+    than B blocks, :func:`long_bounds`).
+    """
+    S, M, K = data.imp.shape
+    cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
+    pidx = {sw: p for p, sw in enumerate(data.switches)}
+    index = {int(k): i for i, k in enumerate(_key(Q, K))}
+    for b in range(1, B + 1):
+        ends = np.array(list(itertools.combinations(range(1, K + 1), b)), dtype=np.int64).reshape(-1, b)
+        starts = np.concatenate([np.zeros((len(ends), 1), dtype=np.int64), ends[:, :-1]], axis=1)
+        lengths = ends - starts
+        for lab in walks(M, data.switches, b):
+            q = np.zeros((len(ends), M), dtype=np.int64)
+            for i, m in enumerate(lab):
+                q[:, m] += lengths[:, i]
+            owner = np.array([index.get(int(k), -1) for k in _key(q, K)], dtype=np.int64)
+            keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation are skipped
+            for lo in range(0, len(keep), CHUNK):
+                sel = keep[lo:lo + CHUNK]
+                G = np.zeros((len(sel), M))
+                for i, m in enumerate(lab):
+                    G[:, m] += cum[m, ends[sel, i]] - cum[m, starts[sel, i]]
+                loss = data.l0 - thin_matmul(data.x_run, G)
+                for i in range(1, b):
+                    loss += data.pen[:, pidx[(lab[i - 1], lab[i])], starts[sel, i]]
+                runs = [tuple(zip(lab, (int(n) for n in lengths[j]), strict=True)) for j in sel]
+                yield owner[sel], loss, loss, runs
+    if B >= min(K, data.max_switches + 1):
+        return  # every sequence has at most B blocks: no relaxed column
+    least, most = long_bounds(data, Q, B)
+    rel = np.flatnonzero(np.isfinite(least).any(axis=0))
+    for lo in range(0, len(rel), CHUNK):
+        sel = rel[lo:lo + CHUNK]
+        yield sel, least[:, sel], most[:, sel], None
+
+
+def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[int, Runs],
+               deadline: float = math.inf) -> tuple[Plan, float] | None:
+    """Cheapest plan (and its cost) over the SAA-feasible exact sequences ``feasible`` (q index -> runs).
+
+    Count vectors are allocated exactly in increasing order of their bound ``lb`` until the best
+    cost is at most the next bound (then it is the cheapest such plan), at ``deadline`` or after
+    :data:`MAX_ALLOCATIONS` allocations.
+    """
+    if not feasible:
+        return None
+    alloc = Allocator(data.opts.cost, data.opts.time, data.budget)
+    idx = np.array(sorted(feasible, key=lambda i: lb[i]), dtype=np.int64)
+    best = None
+    for i in idx[:MAX_ALLOCATIONS]:
+        if (best is not None and lb[i] >= best[1].cost) or time.perf_counter() > deadline:
+            break
+        a = alloc.solve(Q[i])
+        if a is not None and (best is None or a.cost < best[1].cost):
+            best = (feasible[int(i)], a)
+    if best is None:
+        return None
+    runs, a = best
+    queue = {m: list(a.options[m]) for m in range(len(data.models))}
+    epochs = []
+    for m, n in runs:
+        for _ in range(n):
+            o = queue[m].pop(0)
+            epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
+    return Plan.from_epochs(data.datasets, epochs), float(a.cost)
+
+
+__all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]
