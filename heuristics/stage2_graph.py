@@ -225,6 +225,7 @@ class ExpandedGraph:
                         n = min(i1, Tb - dt) - i0 + 1
                         r = i0 + dt - lo_i
                         np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
+                    full[full > self._top[lo_i:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
                     box = _tight(full, lo_i, j0)
                     if box is not None:
                         sub = full[box[0] - lo_i:box[1] - lo_i + 1, box[2] - j0:box[3] - j0 + 1]
@@ -232,13 +233,32 @@ class ExpandedGraph:
             out.subs.append(sub)
         return out
 
+    def _prune_top(self, layer: _Layer) -> None:
+        """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
+
+        A state of cost c at time i with c > _top[i] is useless and is dropped: every extension
+        of it costs >= c (costs are positive), takes time >= i and reaches some bucket <= L,
+        while the top state is strictly cheaper, takes no more time and reaches every bucket
+        <= L. So for every query (bucket j, time limit) the top state or a path no dearer than it
+        qualifies wherever the dropped state's paths do, and the least costs, the states that
+        attain them, the per-layer minima that are least and the backtracking (which matches
+        costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
+        """
+        L, top = self.L, self._top
+        for (i0, i1, j0, j1), sub in layer.live():
+            if j1 == L:
+                np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
+        np.minimum.accumulate(top, out=top)
+
     def _build(self) -> None:
         inst, L = self.instance, self.L
+        self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
         prev = None
         for k in range(1, inst.max_epochs + 1):
             cur = self._layer(k, prev)
+            self._prune_top(cur)
             self.layers.append(cur)
             prev = cur
             live = [(b, s) for b, s in zip(cur.boxes, cur.subs, strict=True) if b is not None]
