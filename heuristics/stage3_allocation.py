@@ -137,18 +137,20 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
     cols = np.arange(C + 1)
     gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
     for i in range(n):
-        # every option's candidate row at once; the first option reaching the least time wins
-        # (as a scan of the options with a strict improvement would choose)
+        # every option's candidate at once, laid out (cost, option) so each cost's options are
+        # contiguous; the first option reaching the least time wins (as a scan of the options
+        # with a strict improvement would choose); a blocked option adds inf (dp + inf = inf,
+        # the value the former masked assignment wrote)
         usable = np.isfinite(cost[i]) & (units[i] <= C)
-        key = usable.tobytes() + units[i].tobytes()
+        key = usable.tobytes() + units[i].tobytes() + time[i].tobytes()
         if key not in gather:
-            idx = cols[None, :] - np.where(usable, units[i], 0)[:, None]
-            gather[key] = (np.maximum(idx, 0), (idx < 0) | ~usable[:, None])
-        idx, blocked = gather[key]
-        cand = dp[idx] + time[i][:, None]
-        cand[blocked] = np.inf
-        best_o = np.argmin(cand, axis=0)
-        dp = cand[best_o, cols]
+            idx = cols[:, None] - np.where(usable, units[i], 0)[None, :]
+            blocked = (idx < 0) | ~usable[None, :]
+            gather[key] = (np.maximum(idx, 0), np.where(blocked, np.inf, np.broadcast_to(time[i], idx.shape)))
+        idx, add = gather[key]
+        cand = dp[idx] + add
+        best_o = np.argmin(cand, axis=1)
+        dp = cand[cols, best_o]
         arg[i] = np.where(np.isfinite(dp), best_o, 0)
     feasible = np.nonzero(dp <= budget)[0]
     if len(feasible) == 0:  # cannot happen (the incumbent is representable), kept for safety
