@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: version of the instance list, the file layout and the reference rules
-LIBRARY_VERSION = "1.0"
+LIBRARY_VERSION = "1.1"
 #: scenario sizes and seed of the SAA files (the seed is in each file's name)
 SCENARIOS = (200, 1000)
 SCENARIO_SEED = 0
