@@ -49,11 +49,11 @@ def register(subparsers) -> None:
     s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
     s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
     s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
-    s.add_argument("--time-limit", type=_pos_float, default=300.0,
+    s.add_argument("--time-limit", type=_pos_float, default=120.0,
                    help="safety time limit of each exact method run (s); the deterministic limit is --exact-work")
     s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
                    help="work limit of the 'exact' method (search nodes plus count vectors; deterministic)")
-    s.add_argument("--saa-time-limit", type=_pos_float, default=120.0,
+    s.add_argument("--saa-time-limit", type=_pos_float, default=60.0,
                    help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
     s.add_argument("--saa-nodes", type=positive_int, default=1000,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")

@@ -205,3 +205,38 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
     assert len(df) == 4 and set(df["instance"]) == set(easy)
     report = (out / "report" / "report.md").read_text()
     assert "Tier easy: 2 instances" in report and "sgm_time_s" in report
+
+
+def test_reference_is_the_first_proof_in_a_fixed_order(lib):
+    from deplbench.benchmarks.library_build import exact_methods
+
+    assert exact_methods()[:2] == ["bruteforce", "exact"]  # not the fastest: timing must not choose
+    for rec in lib.manifest["instances"]:
+        if rec["reference"]["kind"] in ("opt", "inf") and rec["method"] != "bruteforce":
+            r = solve("bruteforce", load_instance(lib.root / rec["file"]), {"time_limit": 30.0})
+            assert r.status.value not in ("optimal", "infeasible"), rec["name"]
+
+
+def test_exact_work_limit_is_deterministic():
+    from deplbench.registry import generate
+
+    inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
+    runs = [solve("exact", inst, {"max_work": 300, "time_limit": 60.0}) for _ in range(2)]
+    assert all(r.status.value == "timeout" and "work limit" in r.message for r in runs)
+    assert runs[0].bound == runs[1].bound and runs[0].extra["count_vectors"] == runs[1].extra["count_vectors"]
+
+
+def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
+    import pandas as pd
+
+    from deplbench.benchmarks.library_report import with_infeasibility
+
+    inf = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "inf")
+    opt = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "opt")
+    params = json.dumps({"dir": str(lib.root)})
+    d = pd.DataFrame({"instance": [inf, opt], "instance_params": [params] * 2, "status": ["infeasible"] * 2,
+                      "harness_status": ["ok"] * 2, "solved": [False, False], "runtime_s": [1.0, 2.0],
+                      "p_time_limit": [10.0, 10.0]})
+    out = with_infeasibility(d)
+    assert out["solved"].tolist() == [True, False] and out["ttime"].tolist() == [1.0, 10.0]
+    assert out["wrong_inf"].tolist() == [False, True]
