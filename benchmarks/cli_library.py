@@ -53,9 +53,9 @@ def register(subparsers) -> None:
                    help="safety time limit of each exact method run (s); the deterministic limit is --exact-work")
     s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
                    help="work limit of the 'exact' method (search nodes plus count vectors; deterministic)")
-    s.add_argument("--saa-time-limit", type=_pos_float, default=60.0,
+    s.add_argument("--saa-time-limit", type=_pos_float, default=20.0,
                    help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
-    s.add_argument("--saa-nodes", type=positive_int, default=1000,
+    s.add_argument("--saa-nodes", type=positive_int, default=500,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
     s.add_argument("--workers", type=positive_int, default=2)
     s.set_defaults(func=cmd_build)

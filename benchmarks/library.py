@@ -68,7 +68,7 @@ def _check_out(out: Path) -> None:
 
 
 def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
-          calibration: str | None = None, time_limit: float = 120.0, saa_time_limit: float = 60.0, saa_nodes: int = 1000,
+          calibration: str | None = None, time_limit: float = 120.0, saa_time_limit: float = 20.0, saa_nodes: int = 500,
           exact_work: int = EXACT_WORK, scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
     """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary.
 

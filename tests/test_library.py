@@ -15,16 +15,28 @@ from deplbench.cli import main
 from deplbench.instances.io import load_instance
 from deplbench.registry import solve
 
-#: the quick subset with small samples, so that two builds fit in the test budget
-KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 30.0, "saa_time_limit": 30.0,
+#: the quick subset with small samples, so that two builds fit in the test budget; the wall-clock
+#: limits are safety nets only (a few seconds are needed unloaded), the deterministic limits decide
+KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,
       "workers": 1, "log": lambda _m: None}
+SUMMARY: dict = {}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     out = tmp_path_factory.mktemp("lib") / "quick"
-    build(out, **KW)
+    SUMMARY["first"] = build(out, **KW)
     return Library.open(out)
+
+
+def _hit_problems(summaries) -> set[str]:
+    """Problems stopped by a safety time limit in any of the builds ('NAME S=40' or 'NAME method')."""
+    out = set()
+    for s in summaries:
+        for hit in s["safety_hits"]:
+            name, what = hit.rsplit(" ", 1)
+            out.add(name if not what.startswith("S=") else f"{name}-s{what[2:]}-")
+    return out
 
 
 def test_quick_library_has_references_and_tiers(lib):
@@ -43,9 +55,16 @@ def test_quick_library_has_references_and_tiers(lib):
 
 def test_two_builds_are_identical(lib, tmp_path):
     out = tmp_path / "again"
-    build(out, **KW)
+    second = build(out, **KW)
     again = Library.open(out)
-    assert again.files() == lib.files()
+    # byte-identical except the problems a wall-clock safety limit stopped (reported by the build;
+    # with these limits only under extreme load): everything else depends on deterministic limits
+    hits = _hit_problems([SUMMARY["first"], second])
+    free = {rel for rel in lib.files() if rel != "library.solu" and not any(h in rel for h in hits)}
+    assert {r: again.files().get(r) for r in free} == {r: lib.files()[r] for r in free}
+    assert set(again.files()) == set(lib.files()) or hits
+    if not hits:
+        assert again.files() == lib.files()
     for rel, digest in lib.files().items():  # and the checksums are those of the files
         from deplbench.benchmarks.library_build import sha256
 
