@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 
 def cmd_build(args) -> int:
     from deplbench.benchmarks.library import build
 
     tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
     s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration, time_limit=args.time_limit,
-              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, workers=args.workers)
+              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, exact_work=args.exact_work, workers=args.workers)
     fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
     print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
           + ", ".join(f"{t} {s['tiers'].get(t, 0)}" for t in ("easy", "medium", "hard")))
@@ -17,7 +19,11 @@ def cmd_build(args) -> int:
         print("left out (tier not selected): " + ", ".join(f"{k} {v}" for k, v in sorted(s["left_out"].items())))
     for n in s["notes"]:
         print(f"note: {n}")
-    print(f"build time {s['build_s']:.1f} s")
+    if s["safety_hits"]:
+        print(f"safety time limit hit ({len(s['safety_hits'])}; these references may differ between builds): "
+              + ", ".join(s["safety_hits"][:10]))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {args.workers} workers, load {load})")
     return 0
 
 
@@ -33,6 +39,7 @@ def cmd_check(args) -> int:
 def register(subparsers) -> None:
     """Add ``library build`` and ``library check``."""
     from deplbench.benchmarks.library import DEFAULT_DIR
+    from deplbench.benchmarks.library_build import EXACT_WORK
     from deplbench.cli import _pos_float, positive_int
 
     p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
@@ -42,9 +49,13 @@ def register(subparsers) -> None:
     s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
     s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
     s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
-    s.add_argument("--time-limit", type=_pos_float, default=300.0, help="exact methods, per instance (s)")
-    s.add_argument("--saa-time-limit", type=_pos_float, default=30.0, help="SAA reference solve, per sample (s)")
-    s.add_argument("--saa-nodes", type=positive_int, default=1000,
+    s.add_argument("--time-limit", type=_pos_float, default=120.0,
+                   help="safety time limit of each exact method run (s); the deterministic limit is --exact-work")
+    s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
+                   help="work limit of the 'exact' method (search nodes plus count vectors; deterministic)")
+    s.add_argument("--saa-time-limit", type=_pos_float, default=20.0,
+                   help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
+    s.add_argument("--saa-nodes", type=positive_int, default=500,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
     s.add_argument("--workers", type=positive_int, default=2)
     s.set_defaults(func=cmd_build)

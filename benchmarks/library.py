@@ -23,7 +23,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from deplbench.benchmarks.library_build import EASY_S, build_one, entry_dict, sha256
+from deplbench.benchmarks.library_build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
 from deplbench.benchmarks.library_spec import (
     FORMULATIONS,
     LIBRARY_VERSION,
@@ -68,9 +68,13 @@ def _check_out(out: Path) -> None:
 
 
 def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
-          calibration: str | None = None, time_limit: float = 300.0, saa_time_limit: float = 30.0, saa_nodes: int = 1000,
-          scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
-    """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary."""
+          calibration: str | None = None, time_limit: float = 120.0, saa_time_limit: float = 20.0, saa_nodes: int = 500,
+          exact_work: int = EXACT_WORK, scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
+    """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary.
+
+    ``exact_work`` and ``saa_nodes`` are the deterministic limits of the reference runs,
+    ``time_limit`` and ``saa_time_limit`` their wall-clock safety limits (per run).
+    """
     out = Path(out)
     log = log or (lambda msg: print(msg, flush=True))
     for t in tiers:
@@ -85,7 +89,7 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
     tmp.mkdir(parents=True)
     try:
         results = _tasks(workers, [(e, str(tmp), tuple(tiers), time_limit, saa_time_limit, saa_nodes,
-                                    tuple(scenarios)) for e in ents], log)
+                                    tuple(scenarios), exact_work) for e in ents], log)
         names = Counter(r["name"] for r in results)
         dup = [n for n, c in names.items() if c > 1]
         if dup:
@@ -96,7 +100,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         write_solu(refs, tmp / "library.solu")
         manifest = {
             "schema": MANIFEST_SCHEMA, "version": LIBRARY_VERSION, "quick": quick, "tiers": list(tiers),
-            "rules": {"easy_s": EASY_S, "time_limit": time_limit, "saa_time_limit": saa_time_limit, "saa_nodes": saa_nodes,
+            "rules": {"easy_s": EASY_S, "time_limit": time_limit, "exact_work": exact_work,
+                      "saa_time_limit": saa_time_limit, "saa_nodes": saa_nodes,
                       "scenarios": list(scenarios), "scenario_seed": SCENARIO_SEED, "formulations": list(FORMULATIONS)},
             "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"), "instances": recs}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -104,7 +109,7 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         from deplbench import __version__
 
         timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
-                   "workers": workers, "instances": {r["name"]: r["timing"] for r in results}}
+                   "workers": workers, "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}
         (tmp / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)
@@ -114,7 +119,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
     return {"out": str(out), "build_s": build_s, "instances": len(recs), "problems": len(refs),
             "tiers": dict(Counter(r["tier"] for r in recs)), "families": dict(Counter(r["family"] for r in recs)),
             "references": dict(Counter(ref.kind for _, ref in refs)), "left_out": dict(Counter(
-                r["tier"] for r in results if r["record"] is None)), "notes": notes}
+                r["tier"] for r in results if r["record"] is None)), "notes": notes,
+            "safety_hits": [h for r in results for h in r["timing"].get("safety_hits", [])]}
 
 
 @dataclass

@@ -2,27 +2,31 @@
 
 Per entry of :mod:`deplbench.benchmarks.library_spec` (one worker task each):
 
-1. generate the instance and run every registered exact method (kind ``exact``, aliases run
-   once) with the reference time limit; the fastest proof grades the tier (MIPLIB's rule:
-   ``easy`` proven within :data:`EASY_S`, ``medium`` proven within the limit, ``hard`` not
-   proven: open);
-2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven (plan and method: the first
-   proving method in name order, so rebuilds are identical), else ``=best=`` (best
+1. generate the instance and run the exact methods in a fixed order (``bruteforce``, then
+   ``exact`` with a deterministic work limit, then any other registered one) until one proves;
+   that proof is the reference. The measured time of the fastest proof grades the tier
+   (MIPLIB's rule: ``easy`` proven within :data:`EASY_S`, ``medium`` proven later, ``hard``
+   not proven within the deterministic limits: open);
+2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven, else ``=best=`` (best
    certified plan) with ``=bestdual=`` (best proven bound) or ``=unkn=``;
 3. for S in :data:`~deplbench.benchmarks.library_spec.SCENARIOS`, the SAA MILP of the selection
-   of every dataset, in both formulations, as MPS (seed in the name); its reference is solved
-   by HiGHS on the aggregated model at ``mip_rel_gap = 0`` within the SAA time limit, and the
-   decoded plan is re-checked on the sample. Both formulations model the same plans on the
-   same sample (docs/formulations.md), so they share the value; tests recompute it on each file.
+   of every dataset, in both formulations, as MPS (seed in the name); one solve gives the
+   reference of both files: HiGHS on the strengthened aggregated model at ``mip_rel_gap = 0``
+   within a node limit, the decoded plan re-checked on the sample. Both formulations model
+   the same plans on the same sample (docs/formulations.md), so they share the optimum; the
+   tests solve each file again and compare.
 
-Files whose content depends only on the proofs are byte-identical across builds; measured
-runtimes (and therefore a tier near a threshold, and a time-limited ``=best=``) can differ.
+Determinism: the reference files depend only on deterministic limits (sequence cap, work
+limit, node limit, one thread, fixed seeds); the wall-clock limits are safety nets whose hits
+are reported (then that problem's reference may differ between builds). Tiers and runtimes
+are measurements: they live in the manifest and ``timings.json``, outside the checksummed files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -39,17 +43,34 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+#: exact methods in the order the build tries them, with their deterministic limits: the first
+#: proof gives the reference (a fixed order, not the fastest: rebuilds must not depend on timing)
+REFERENCE_ORDER = ("bruteforce", "exact")
+#: ``exact``'s deterministic work limit (search nodes plus count vectors; 25 to 150 s on this machine)
+EXACT_WORK = 200_000
+
+
 def exact_methods() -> list[str]:
-    """Registered methods of kind ``exact``, one name per implementation (aliases run once)."""
+    """Registered methods of kind ``exact`` (aliases once): :data:`REFERENCE_ORDER` first, then by name."""
     from deplbench.registry import get_solver, solver_names
 
+    names = sorted(solver_names(kind="exact"), key=lambda n: (REFERENCE_ORDER.index(n) if n in REFERENCE_ORDER
+                                                              else len(REFERENCE_ORDER), n))
     seen, out = set(), []
-    for name in sorted(solver_names(kind="exact")):
+    for name in names:
         func = get_solver(name).func
         if func not in seen:
             seen.add(func)
             out.append(name)
     return out
+
+
+def method_params(name: str, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
+    """Parameters of a reference run: the deterministic limit of the method and the safety time limit."""
+    params = {"time_limit": safety_s}
+    if name == "exact":
+        params["max_work"] = exact_work
+    return params
 
 
 def saa_name(inst_name: str, scenarios: int, seed: int, formulation: str) -> str:
@@ -69,40 +90,65 @@ def _write_json(obj, path: Path) -> None:
     path.write_text(json.dumps(obj, indent=2, sort_keys=False) + "\n")
 
 
-def true_reference(inst, time_limit: float) -> dict:
-    """Run the exact methods; the reference, the proving method and the measured times."""
+def _safety_hit(r) -> bool:
+    """The run stopped on its wall-clock safety limit (its outcome then depends on the load)."""
+    return r.status == Status.TIMEOUT and "time limit" in (r.message or "")
+
+
+def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
+    """The reference of the true problem, its proving method and the measured times.
+
+    The exact methods run in :func:`exact_methods` order under deterministic limits
+    (``bruteforce`` refuses above ``max_sequences``, ``exact`` stops at ``max_work``) and a
+    wall-clock safety limit ``safety_s``; the first proof gives the reference and its plan, so
+    the reference does not depend on timing unless a safety limit fires (reported). Once a proof
+    is in, the later methods run only to grade (MIPLIB: some method within :data:`EASY_S`), with
+    ``EASY_S`` as their limit, and only when the proof took longer than that.
+    """
     from deplbench.registry import solve
 
-    runs = []
+    runs, times, proof = [], {}, None
     for name in exact_methods():
-        r = solve(name, inst, {"time_limit": time_limit})
-        runs.append(r)
-    times = {r.solver: round(r.runtime_s, 3) for r in runs}
-    proven = [r for r in runs if r.status in (Status.OPTIMAL, Status.INFEASIBLE)]
-    if proven:
-        # the first proving method in name order (not the fastest: run times vary, and two
-        # methods may prove the same optimum with different plans, so rebuilds would differ)
-        best = proven[0]
-        if best.status == Status.INFEASIBLE:
-            ref, plan = Reference("inf"), None
-        else:
-            ref, plan = Reference("opt", float(best.evaluation.cost)), best.plan
-        return {"ref": ref, "plan": plan, "method": best.solver, "params": {"time_limit": time_limit},
-                "proof_s": min(r.runtime_s for r in proven), "times": times}
-    feas = [r for r in runs if r.plan is not None and r.evaluation is not None and r.evaluation.feasible]
-    bounds = [r.bound for r in runs if r.bound is not None]
+        if proof is not None and proof[1] <= EASY_S:
+            break
+        params = method_params(name, safety_s, exact_work)
+        if proof is not None:  # grading only: can it be proven within EASY_S by this method?
+            params["time_limit"] = EASY_S
+        r = solve(name, inst, params)
+        times[name] = round(r.runtime_s, 3)
+        if r.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            if proof is None:
+                proof = (r, r.runtime_s, params)
+            else:
+                proof = (proof[0], min(proof[1], r.runtime_s), proof[2])
+                ok = r.status == proof[0].status and (r.status == Status.INFEASIBLE or math.isclose(
+                    r.evaluation.cost, proof[0].evaluation.cost, rel_tol=1e-9))
+                if not ok:
+                    raise RuntimeError(f"{inst.name}: {proof[0].solver} and {name} prove different references")
+        elif proof is None:
+            runs.append((r, params))
+    safety = [r.solver for r, _ in runs if _safety_hit(r)]
+    if proof is not None:
+        best, secs, params = proof
+        ref = Reference("inf") if best.status == Status.INFEASIBLE else Reference("opt", float(best.evaluation.cost))
+        return {"ref": ref, "plan": best.plan, "method": best.solver, "params": params, "proof_s": secs,
+                "times": times, "safety": safety}
+    feas = [(r, p) for r, p in runs if r.plan is not None and r.evaluation is not None and r.evaluation.feasible]
+    bounds = [r.bound for r, _ in runs if r.bound is not None]
     if feas:
-        best = min(feas, key=lambda r: r.evaluation.cost)
+        best, params = min(feas, key=lambda rp: (rp[0].evaluation.cost, exact_methods().index(rp[0].solver)))
         lo = max(bounds) if bounds else None
-        ref = Reference("best", float(best.evaluation.cost), None if lo is None else min(float(lo), best.evaluation.cost))
-        return {"ref": ref, "plan": best.plan, "method": best.solver, "params": {"time_limit": time_limit},
-                "proof_s": None, "times": times}
-    return {"ref": Reference("unkn"), "plan": None, "method": None, "params": {"time_limit": time_limit},
-            "proof_s": None, "times": times, "why": "; ".join(f"{r.solver}: {r.status} {r.message[:80]}" for r in runs)}
+        cost = float(best.evaluation.cost)
+        ref = Reference("best", cost, None if lo is None else min(float(lo), cost))
+        return {"ref": ref, "plan": best.plan, "method": best.solver, "params": params, "proof_s": None,
+                "times": times, "safety": safety}
+    return {"ref": Reference("unkn"), "plan": None, "method": None, "params": {}, "proof_s": None, "times": times,
+            "safety": safety, "why": "; ".join(f"{r.solver}: {r.status} {r.message[:80]}" for r, _ in runs)}
 
 
-def grade(proof_s: float | None, time_limit: float) -> str:
-    if proof_s is None or proof_s > time_limit:
+def grade(proof_s: float | None) -> str:
+    """MIPLIB's rule: ``easy`` proven within :data:`EASY_S`, ``medium`` proven, ``hard`` not proven."""
+    if proof_s is None:
         return "hard"
     return "easy" if proof_s <= EASY_S else "medium"
 
@@ -115,29 +161,29 @@ def write_sol(path: Path, names: list[str], x, status_text: str, objective: floa
     path.write_text("\n".join(lines) + "\n")
 
 
-def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[Reference, object, float]:
-    """Solve one selection's SAA with HiGHS at gap 0: reference, plan, seconds.
+def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[Reference, object, float, bool]:
+    """Solve one selection's SAA with HiGHS at gap 0: reference, plan, seconds, safety limit hit.
 
-    The solved model is the aggregated file plus the valid quantile cuts and an enumerated MIP
-    start (same optimum, faster proof). ``max_nodes`` (deterministic, unlike a time limit) bounds
-    the search; the time limit is a safety net.
+    The solved model is the aggregated file strengthened as ``milp-highs-direct`` does by
+    default (valid quantile and mixing cuts, quantile big-M, fixing of scenarios that no plan
+    can violate: ``docs/formulations.md``; the optimum is the file's) with an enumerated MIP
+    start. ``max_nodes`` (deterministic) bounds the search; ``time_limit`` is a safety net
+    (its outcome depends on the load: reported as a safety hit).
     """
-    from dataclasses import replace
-
     import highspy
 
     from deplbench.formulations.highs_direct import configure, run_highs, to_highs_lp
-    from deplbench.formulations.saa_common import mip_start, plan_cost, verify
-    from deplbench.formulations.saa_cuts import quantile_cut_sets
+    from deplbench.formulations.saa_common import mip_start, plan_cost, prepare, verify
     from deplbench.formulations.saa_model import build
 
     t0 = time.perf_counter()
-    model = build(replace(data, cut_sets=quantile_cut_sets(data)), "aggregated")
+    strong, _ = prepare(data, cuts="mixing", bigm="quantile", fixing="on", deadline=t0 + time_limit)
+    model = build(strong, "aggregated")
     h = highspy.Highs()
-    configure(h, time_limit=time_limit, mip_gap=0.0, threads=1, seed=0)
+    configure(h, time_limit=max(time_limit - (time.perf_counter() - t0), 1.0), mip_gap=0.0, threads=1, seed=0)
     h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.passModel(to_highs_lp(model))
-    x0 = mip_start(model, time.perf_counter() + time_limit)
+    x0 = mip_start(model, t0 + time_limit)
     if x0 is not None:
         sol = highspy.HighsSolution()
         sol.col_value = list(x0)
@@ -145,19 +191,20 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
         h.setSolution(sol)
     status, x, _, bound, _ = run_highs(h)
     secs = time.perf_counter() - t0
+    safety = secs >= time_limit or h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
     plan = model.decode(x) if x is not None else None
     if plan is not None and verify(inst, plan, sc):
         plan = None  # tolerances let it slip past the sample's target: no claim from it
         status = Status.UNKNOWN if status == Status.OPTIMAL else status
     if status == Status.INFEASIBLE:
-        return Reference("inf"), None, secs
+        return Reference("inf"), None, secs, safety
     if plan is None:
-        return Reference("unkn"), None, secs
+        return Reference("unkn"), None, secs, safety
     cost = plan_cost(inst, plan)
     if status == Status.OPTIMAL:
-        return Reference("opt", cost), plan, secs
+        return Reference("opt", cost), plan, secs, safety
     lo = None if bound is None else min(float(bound), cost)
-    return Reference("best", cost, lo), plan, secs
+    return Reference("best", cost, lo), plan, secs, safety
 
 
 def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
@@ -172,12 +219,14 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
     ds = tuple(inst.dataset_ids)
     if not data_effect(inst, ds).g > 0:
         return [], {"note": "the selection of every dataset has g <= 0: no SAA file"}
-    recs, times = [], {}
+    recs, times, safety = [], {}, []
     for S in scenarios:
         sc = sample_scenarios(inst, S, SCENARIO_SEED)
         data = subset_data(inst, ds, sc)
         models = {f: build(data, f, names=True) for f in FORMULATIONS}
-        ref, plan, secs = solve_saa_file(data, inst, sc, time_limit, max_nodes)
+        ref, plan, secs, hit = solve_saa_file(data, inst, sc, time_limit, max_nodes)
+        if hit:
+            safety.append(f"{inst.name} S={S}")
         for f, model in models.items():
             base = saa_name(inst.name, S, SCENARIO_SEED, f)
             mps = out / "mps" / f"{base}.mps"
@@ -186,8 +235,9 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
             rec = {"name": base, "file": f"mps/{base}.mps", "sha256": sha256(mps), "scenarios": S,
                    "scenario_seed": SCENARIO_SEED, "formulation": f, "datasets": list(ds),
                    "columns": model.n_vars, "rows": model.n_cons, "reference": ref.to_dict(),
-                   "method": ("HiGHS (highspy) on the aggregated model of the same sample with the quantile "
-                              "cuts, mip_rel_gap 0"), "max_nodes": max_nodes, "time_limit": time_limit}
+                   "method": ("HiGHS (highspy, one thread, seed 0) on the aggregated model of the same sample, "
+                              "strengthened (quantile and mixing cuts, quantile big-M, fixing), mip_rel_gap 0"),
+                   "max_nodes": max_nodes, "time_limit": time_limit}
             if plan is not None:
                 sol = out / "solutions" / f"{base}.sol"
                 sol.parent.mkdir(parents=True, exist_ok=True)
@@ -196,20 +246,26 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
                 rec.update(solution=f"solutions/{base}.sol", solution_sha256=sha256(sol))
             recs.append(rec)
             times[base] = round(secs, 3)
+    if safety:
+        times["safety_hits"] = safety
     return recs, times
 
 
 def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float, saa_time_limit: float,
-              saa_nodes: int, scenarios: tuple[int, ...] = SCENARIOS) -> dict:
-    """Everything of one entry (a worker task). Files are written only if its tier is selected."""
+              saa_nodes: int, scenarios: tuple[int, ...] = SCENARIOS, exact_work: int = EXACT_WORK) -> dict:
+    """Everything of one entry (a worker task). Files are written only if its tier is selected.
+
+    ``time_limit`` and ``saa_time_limit`` are safety limits; ``exact_work`` and ``saa_nodes`` the
+    deterministic ones. ``timing["safety_hits"]`` lists the runs stopped by a safety limit.
+    """
     from deplbench.instances.io import save_instance
     from deplbench.registry import generate
 
     out = Path(out)
     t0 = time.perf_counter()
     inst = generate(entry.family, entry.param_dict, entry.seed)
-    tr = true_reference(inst, time_limit)
-    tier = grade(tr["proof_s"], time_limit)
+    tr = true_reference(inst, time_limit, exact_work)
+    tier = grade(tr["proof_s"])
     rec = {"name": inst.name, "family": entry.family, "params": entry.param_dict, "seed": entry.seed,
            "tier": tier, "reference": tr["ref"].to_dict(), "method": tr["method"], "method_params": tr["params"]}
     if "why" in tr:
@@ -217,7 +273,8 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
     known = inst.metadata.get("known_optimum") if isinstance(inst.metadata, dict) else None
     if known is not None:
         rec["known_optimum"] = known
-    timing = {"exact": tr["times"], "proof_s": None if tr["proof_s"] is None else round(tr["proof_s"], 3)}
+    timing = {"exact": tr["times"], "proof_s": None if tr["proof_s"] is None else round(tr["proof_s"], 3),
+              "safety_hits": [f"{inst.name} {m}" for m in tr["safety"]]}
     if tier not in tiers:
         return {"record": None, "tier": tier, "name": inst.name, "timing": timing}
     path = out / "instances" / f"{inst.name}.json"
@@ -232,6 +289,7 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
                                 tr["ref"].value), sol)
         rec.update(solution=f"solutions/{inst.name}.plan.json", solution_sha256=sha256(sol))
     rec["saa"], timing["saa"] = saa_files(inst, out, saa_time_limit, saa_nodes, scenarios)
+    timing["safety_hits"] += timing["saa"].pop("safety_hits", [])
     timing["total_s"] = round(time.perf_counter() - t0, 3)
     return {"record": rec, "tier": tier, "name": inst.name, "timing": timing}
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: version of the instance list, the file layout and the reference rules
-LIBRARY_VERSION = "1.0"
+LIBRARY_VERSION = "1.1"
 #: scenario sizes and seed of the SAA files (the seed is in each file's name)
 SCENARIOS = (200, 1000)
 SCENARIO_SEED = 0
@@ -75,7 +75,7 @@ def _random() -> list[Entry]:
 
 #: (items, capacity, max_weight, max_value, seeds, quick seeds)
 KNAPSACK_SHAPES = ((2, 6, 4, 8, (1, 2, 3), (1, 2)), (3, 15, 10, 20, (1, 2, 3), (1,)), (3, 12, 5, 10, (1, 2), ()),
-                   (6, 30, 10, 20, (1, 2), ()), (10, 100, 10, 20, (1,), ()))
+                   (6, 30, 10, 20, (1, 2), ()), (8, 60, 10, 20, (1, 2), ()), (10, 100, 10, 20, (1,), ()))
 
 
 def _knapsack() -> list[Entry]:

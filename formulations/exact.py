@@ -14,10 +14,10 @@ allocation of epochs to options; the loss only through D and the model sequence.
   certified sequence is optimal, because every key left is a lower bound.
 * **Incumbent**: ``depl-plus`` (certified by the evaluator) prunes from the start; a node
   whose key reaches the incumbent's cost is never expanded.
-* **Limits**: on ``time_limit`` the result is ``timeout``, on ``max_nodes`` (heap entries,
+* **Limits**: on ``time_limit`` or ``max_work`` (search nodes plus count vectors: a
+  deterministic limit, unlike time) the result is ``timeout``, on ``max_nodes`` (heap entries,
   the memory bound) ``memout``, with the best certified plan, ``bound`` (the key being
-  processed: every unexplored plan
-  costs at least that) and ``gap``.
+  processed: every unexplored plan costs at least that) and ``gap``.
 
 The result is optimal among plans certified at the evaluator's tolerance (as the
 evaluator itself decides feasibility). Proofs of every rule: ``docs/exact.md``.
@@ -36,7 +36,7 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout
+from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
 from deplbench.params import Param
@@ -99,14 +99,15 @@ def _peak_mb() -> float:
 class _BranchAndBound:
     """State of one search (see the module docstring)."""
 
-    def __init__(self, instance, deadline: float, max_nodes: int):
+    def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0):
         self.inst = instance
         self.deadline = deadline
         self.max_nodes = max_nodes
+        self.max_work = max_work
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats)
-        self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline)
+        self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
         self.M = len(instance.models)
         self.best: tuple[float, Plan] | None = None
         # count-level screens: counts -> largest g refuted / smallest g passed (dominance in (n, g))
@@ -184,6 +185,8 @@ class _BranchAndBound:
                     return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached", Status.MEMOUT)
                 if time.perf_counter() > self.deadline:
                     raise Timeout
+                if self.max_work and self.stats["count_vectors"] + self.stats["nodes"] > self.max_work:
+                    raise WorkLimit
                 key, _, exact, gi, n, al = heap[0]  # n: counts, or runs when exact
                 if self.best is not None and key >= self.best[0]:
                     break
@@ -207,6 +210,8 @@ class _BranchAndBound:
                     self.stats["pruned_bound"] += 1
                     continue
                 heapq.heappush(heap, (max(cost, key), next(tie), 1, gi, runs, al))
+        except WorkLimit:
+            return self._stopped(key, f"work limit max_work={self.max_work} reached")
         except Timeout:
             return self._stopped(key, "time limit reached")
         return self._finish()
@@ -240,6 +245,8 @@ class _BranchAndBound:
 PARAMS = (
     Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: memout with gap",
           low=1, high=10**9),
+    Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
+          "timeout with gap", low=0, high=10**12),
     Param("incumbent", bool, True, "start from the certified depl-plus plan (prunes from the start)"),
 )
 OUTPUTS = {
@@ -261,8 +268,8 @@ TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare 
 
 @register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                  description=DESCRIPTION)
-def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool = True, time_limit: float = 60.0,
-                seed: int = 0, threads: int = 1) -> SolveResult:
+def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
+                time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:
     """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
 
     Parameters
@@ -270,6 +277,9 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool
     instance : Instance
     max_nodes : int
         Most heap entries kept (memory bound); beyond it the result is ``memout``.
+    max_work : int
+        Deterministic work limit (search nodes plus count vectors; 0: none): the same
+        instance stops at the same point on any machine load; beyond it ``timeout``.
     incumbent : bool
         Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
     time_limit : float
@@ -284,7 +294,7 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, incumbent: bool
     """
     t0 = time.perf_counter()
     try:
-        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes))
+        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     if incumbent:  # a quarter of the limit, never more than what remains of it

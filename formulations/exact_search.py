@@ -26,6 +26,10 @@ class Timeout(Exception):
     """The deadline passed inside a search."""
 
 
+class WorkLimit(Timeout):
+    """The work limit (search nodes plus count vectors, deterministic) was reached."""
+
+
 def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
     """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2 and
     the same models remain (so the relaxations count the same mandatory switches)."""
@@ -44,10 +48,13 @@ class SequenceSearch:
         Counters updated in place.
     deadline : float
         ``time.perf_counter()`` value after which :class:`Timeout` is raised.
+    max_work : int
+        Raise :class:`WorkLimit` once search nodes plus count vectors exceed it (0: no limit).
     """
 
-    def __init__(self, instance, bounder: Bounder, stats: dict, deadline: float):
+    def __init__(self, instance, bounder: Bounder, stats: dict, deadline: float, max_work: int = 0):
         self.inst = instance
+        self.max_work = max_work
         self.b = bounder
         self.stats = stats
         self.deadline = deadline
@@ -71,6 +78,8 @@ class SequenceSearch:
     # ---- helpers -----------------------------------------------------------------------------
     def _tick(self) -> None:
         self.stats["nodes"] += 1
+        if self.max_work and self.stats["nodes"] + self.stats["count_vectors"] > self.max_work:
+            raise WorkLimit
         if self.stats["nodes"] % 64 == 0 and time.perf_counter() > self.deadline:
             raise Timeout
 

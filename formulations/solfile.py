@@ -35,7 +35,8 @@ STATUS_MAP: dict[str, Status] = {
     # SCIP stopped at the requested relative gap: optimal at mip_gap, as HiGHS reports it
     "gap limit reached": Status.OPTIMAL,
 }
-_CBC_HEAD = re.compile(r"^(?P<st>[A-Za-z][A-Za-z \-]*?)\s*-\s*objective value\s+(?P<obj>\S+)")
+#: e.g. ``Optimal - objective value 5``, ``Optimal (within gap tolerance) - objective value 5``
+_CBC_HEAD = re.compile(r"^(?P<st>[A-Za-z][A-Za-z \-()]*?)\s*-\s*objective value\s+(?P<obj>\S+)")
 #: CBC writes this objective when it has no solution
 CBC_NO_SOLUTION = 1e49
 

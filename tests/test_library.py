@@ -15,16 +15,28 @@ from deplbench.cli import main
 from deplbench.instances.io import load_instance
 from deplbench.registry import solve
 
-#: the quick subset with small samples, so that two builds fit in the test budget
-KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 30.0, "saa_time_limit": 30.0,
+#: the quick subset with small samples, so that two builds fit in the test budget; the wall-clock
+#: limits are safety nets only (a few seconds are needed unloaded), the deterministic limits decide
+KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,
       "workers": 1, "log": lambda _m: None}
+SUMMARY: dict = {}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     out = tmp_path_factory.mktemp("lib") / "quick"
-    build(out, **KW)
+    SUMMARY["first"] = build(out, **KW)
     return Library.open(out)
+
+
+def _hit_problems(summaries) -> set[str]:
+    """Problems stopped by a safety time limit in any of the builds ('NAME S=40' or 'NAME method')."""
+    out = set()
+    for s in summaries:
+        for hit in s["safety_hits"]:
+            name, what = hit.rsplit(" ", 1)
+            out.add(name if not what.startswith("S=") else f"{name}-s{what[2:]}-")
+    return out
 
 
 def test_quick_library_has_references_and_tiers(lib):
@@ -43,9 +55,16 @@ def test_quick_library_has_references_and_tiers(lib):
 
 def test_two_builds_are_identical(lib, tmp_path):
     out = tmp_path / "again"
-    build(out, **KW)
+    second = build(out, **KW)
     again = Library.open(out)
-    assert again.files() == lib.files()
+    # byte-identical except the problems a wall-clock safety limit stopped (reported by the build;
+    # with these limits only under extreme load): everything else depends on deterministic limits
+    hits = _hit_problems([SUMMARY["first"], second])
+    free = {rel for rel in lib.files() if rel != "library.solu" and not any(h in rel for h in hits)}
+    assert {r: again.files().get(r) for r in free} == {r: lib.files()[r] for r in free}
+    assert set(again.files()) == set(lib.files()) or hits
+    if not hits:
+        assert again.files() == lib.files()
     for rel, digest in lib.files().items():  # and the checksums are those of the files
         from deplbench.benchmarks.library_build import sha256
 
@@ -205,3 +224,38 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
     assert len(df) == 4 and set(df["instance"]) == set(easy)
     report = (out / "report" / "report.md").read_text()
     assert "Tier easy: 2 instances" in report and "sgm_time_s" in report
+
+
+def test_reference_is_the_first_proof_in_a_fixed_order(lib):
+    from deplbench.benchmarks.library_build import exact_methods
+
+    assert exact_methods()[:2] == ["bruteforce", "exact"]  # not the fastest: timing must not choose
+    for rec in lib.manifest["instances"]:
+        if rec["reference"]["kind"] in ("opt", "inf") and rec["method"] != "bruteforce":
+            r = solve("bruteforce", load_instance(lib.root / rec["file"]), {"time_limit": 30.0})
+            assert r.status.value not in ("optimal", "infeasible"), rec["name"]
+
+
+def test_exact_work_limit_is_deterministic():
+    from deplbench.registry import generate
+
+    inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
+    runs = [solve("exact", inst, {"max_work": 300, "time_limit": 60.0}) for _ in range(2)]
+    assert all(r.status.value == "timeout" and "work limit" in r.message for r in runs)
+    assert runs[0].bound == runs[1].bound and runs[0].extra["count_vectors"] == runs[1].extra["count_vectors"]
+
+
+def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
+    import pandas as pd
+
+    from deplbench.benchmarks.library_report import with_infeasibility
+
+    inf = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "inf")
+    opt = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "opt")
+    params = json.dumps({"dir": str(lib.root)})
+    d = pd.DataFrame({"instance": [inf, opt], "instance_params": [params] * 2, "status": ["infeasible"] * 2,
+                      "harness_status": ["ok"] * 2, "solved": [False, False], "runtime_s": [1.0, 2.0],
+                      "p_time_limit": [10.0, 10.0]})
+    out = with_infeasibility(d)
+    assert out["solved"].tolist() == [True, False] and out["ttime"].tolist() == [1.0, 10.0]
+    assert out["wrong_inf"].tolist() == [False, True]

@@ -84,3 +84,13 @@ def test_read_the_three_formats(tmp_path):
     (tmp_path / "bad.sol").write_text("x one\n")
     with pytest.raises(InputError, match="line 1"):
         read_solution(tmp_path / "bad.sol")
+
+
+def test_cbc_head_with_gap_tolerance(tmp_path):
+    from deplbench.formulations.solfile import read_solution
+
+    f = tmp_path / "c.sol"
+    f.write_text("Optimal (within gap tolerance) - objective value 12.5\n      0 z_0_0   1   0\n")
+    sol = read_solution(f)
+    assert sol.fmt == "cbc" and sol.status.value == "optimal" and sol.objective == 12.5
+    assert sol.values == {"z_0_0": 1.0}
