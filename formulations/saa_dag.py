@@ -37,28 +37,30 @@ Runs = tuple[tuple[int, int], ...]
 
 
 class _Picker:
-    """The run-length encoded sequences of one chunk that meet the SAA at :data:`START_TOL`."""
+    """The sequences of one chunk that meet the SAA at :data:`START_TOL` (``pick``), and ``decode``."""
 
-    def __init__(self, data: SubsetData, base: np.ndarray, pens: list[np.ndarray], perm: np.ndarray,
-                 n: np.ndarray) -> None:
-        self.data, self.base, self.pens, self.perm, self.n = data, base, pens, perm, n
+    def __init__(self, data: SubsetData, base: np.ndarray, pens: list[np.ndarray], offset: int,
+                 perm: np.ndarray, n: np.ndarray) -> None:
+        self.data, self.base, self.pens, self.offset, self.perm, self.n = data, base, pens, offset, perm, n
 
-    def pick(self, js: np.ndarray) -> list[tuple[int, Runs]]:
-        """``(j, runs)`` for the columns ``js`` whose sequence meets the SAA at :data:`START_TOL`."""
+    def pick(self, js: np.ndarray) -> list[tuple[int, int]]:
+        """``(j, sequence id)`` for the columns ``js`` whose sequence meets the SAA at :data:`START_TOL`."""
         if not len(js):
             return []
         d = self.data
-        pen = np.zeros((len(js), self.base.shape[1]))
-        for p in self.pens:  # as saa_start.sequence_losses: l0 - progress + (sum of penalties)
-            pen += p[js]
-        loss = self.base[js] + pen
+        loss = self.base[js]
+        if self.pens:  # as saa_start.sequence_losses: l0 - progress + (sum of penalties)
+            pen = self.pens[0][js]  # 0 + p == p exactly
+            for p in self.pens[1:]:
+                pen += p[js]
+            loss += pen
         viol = np.count_nonzero(loss > d.target + START_TOL, axis=1)
-        out = []
-        for j, v in zip(js, viol, strict=True):
-            if v <= d.allowed:
-                runs = tuple((int(m), int(c)) for m, c in zip(self.perm[j], self.n[j], strict=True) if m >= 0)
-                out.append((int(j), runs))
-        return out
+        good = js[viol <= d.allowed]
+        return list(zip(good.tolist(), (good + self.offset).tolist(), strict=True))
+
+    def decode(self, i: int) -> Runs:
+        """Run-length encoded sequence of sequence id ``i``."""
+        return tuple((int(m), int(c)) for m, c in zip(self.perm[i], self.n[i], strict=True) if m >= 0)
 
 
 def sequence_columns(data: SubsetData, Q: np.ndarray):
@@ -113,14 +115,16 @@ def sequence_columns(data: SubsetData, Q: np.ndarray):
             sl = slice(lo_i, lo_i + CHUNK)
             g = G[sl]
             prog = np.zeros((len(g), S))  # thin_matmul(x_run, G).T, same summation order
+            tmp = np.empty_like(prog)
             for m in range(M):
-                prog += g[:, m, None] * xr[None, :, m]
-            base = data.l0 - prog
+                np.multiply(g[:, m, None], xr[None, :, m], out=tmp)
+                prog += tmp
+            base = np.subtract(data.l0, prog, out=prog)
             rows = [penT[pe[sl, i]] for i in range(M - 1)]
-            loss = base.copy()
-            for r in rows:
+            loss = base + rows[0] if rows else base.copy()
+            for r in rows[1:]:
                 loss += r
-            yield owner[sl], loss.T, loss.T, _Picker(data, base, rows, perm[sl], cnt[sl])
+            yield owner[sl], loss.T, loss.T, _Picker(data, base, rows, lo_i, perm, cnt)
 
     return gen()
 
@@ -139,17 +143,19 @@ def _dfs_key(runs: Runs, nxt: list[list[int]]) -> tuple[int, ...]:
     return tuple(key)
 
 
-def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[int, Runs],
+def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[int, int], decode,
               deadline: float = math.inf) -> tuple[Plan, float] | None:
     """The plan (and cost) ``enumerated_start`` returns, from the SAA-feasible sequences ``feasible``.
 
-    ``feasible`` maps a row of ``Q`` to its sequence (meeting the SAA at :data:`START_TOL`);
+    ``feasible`` maps a row of ``Q`` to the id of its sequence (meeting the SAA at
+    :data:`START_TOL`), ``decode`` an id to the sequence (``_Picker.decode``);
     ``lb`` are the allocation lower bounds of ``Q``. Count vectors are allocated exactly in
     increasing ``lb`` (ties: depth-first enumeration order) until the best cost is at most the
     next bound, at ``deadline`` or after :data:`MAX_ALLOCATIONS` allocations.
     """
     if not feasible:
         return None
+    feasible = {int(i): decode(s) for i, s in feasible.items()}
     alloc = Allocator(data.opts.cost, data.opts.time, data.budget)
     nxt = [[b for b in range(len(data.models)) if b != a and (a, b) in set(data.switches)]
            for a in range(len(data.models))]

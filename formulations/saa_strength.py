@@ -208,7 +208,8 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     h = np.full(S, np.inf)
     bigm = np.full(S, -np.inf)
     possible = np.zeros(len(Q), dtype=bool)
-    feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence
+    feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence (DAG: its id)
+    decode = None
     for owner, least, most, *runs in cols:
         if time.perf_counter() > deadline:
             return None
@@ -222,13 +223,15 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
             if runs and runs[0] is not None:
                 rr = runs[0]  # block runs (a list), or a saa_dag picker (the registry's tolerance)
                 js = np.flatnonzero(ok)
+                if hasattr(rr, "pick"):
+                    decode = rr.decode
                 for j, r in (rr.pick(js) if hasattr(rr, "pick") else ((j, rr[j]) for j in js)):
                     feasible.setdefault(int(owner[j]), r)
     bound_count = _exact_least(alloc, Q[possible], lb[possible], deadline)
     k1 = data.allowed + 1
     bq = float(-np.partition(-h, k1 - 1)[k1 - 1]) if k1 <= S else 0.0
     start = start_plan(data, Q, lb, feasible, deadline) if B else (
-        dag_start(data, Q, lb, feasible, deadline) if exact else None)
+        dag_start(data, Q, lb, feasible, decode, deadline) if exact else None)
     return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
 
 
