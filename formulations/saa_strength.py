@@ -180,7 +180,8 @@ def _count_columns(data: SubsetData, Q: np.ndarray):
 def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = True) -> Bounds | None:
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
-    Exact sequence losses where the switch graph is acyclic (``per_run``); with cycles
+    Exact sequence losses where the switch graph is acyclic (``per_run``,
+    :mod:`~deplbench.formulations.saa_dag`, which also gives the start plan there); with cycles
     (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
     column per count vector for longer ones (:mod:`~deplbench.formulations.saa_blocks`); else
     the count-vector progress bounds.
