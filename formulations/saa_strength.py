@@ -21,7 +21,6 @@ objective cut and the mixing inequalities of Luedtke, Ahmed and Nemhauser 2010).
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
 from deplbench.formulations.saa_blocks import block_columns, block_limit, dp_fits, start_plan
+from deplbench.formulations.saa_dag import dag_start, sequence_columns
 from deplbench.formulations.saa_data import ObjRow, SubsetData
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
@@ -177,64 +177,11 @@ def _count_columns(data: SubsetData, Q: np.ndarray):
         yield idx, data.l0 - up + phi_lo[:, nsw], data.l0 - low + phi_hi[:, nsw]
 
 
-def _sequence_columns(data: SubsetData, Q: np.ndarray):
-    """Chunks of exact sequence losses (``per_run``, acyclic switch graph), or None if refused.
-
-    In an acyclic switch graph a plan is one block per model used, so the sequences are the
-    count vectors with every order of their models that the switch graph allows (at most
-    ``M!`` each). The loss of a block sequence in scenario s is
-    ``l0 - sum_m x[s, m] (cum_m(end_m) - cum_m(start_m)) + sum_switches pen[s, p, start]``
-    (as ``saa_start.sequence_losses``), computed here for all sequences of one order at once.
-    """
-    S, M, K = data.imp.shape
-    cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
-    pidx = {sw: p for p, sw in enumerate(data.switches)}
-    used = Q > 0
-    owners, gains, pens = [], [], []
-    for u in range(1, M + 1):
-        for perm in itertools.permutations(range(M), u):
-            if any((a, b) not in pidx for a, b in zip(perm, perm[1:], strict=False)):
-                continue
-            mask = used[:, list(perm)].all(axis=1) & (used.sum(axis=1) == u)
-            rows = np.flatnonzero(mask)
-            if not len(rows):
-                continue
-            n = Q[np.ix_(rows, perm)]
-            end = np.cumsum(n, axis=1)
-            start = end - n
-            G = np.zeros((len(rows), M))
-            for i, m in enumerate(perm):
-                G[:, m] = cum[m, end[:, i]] - cum[m, start[:, i]]
-            # switch i (perm[i-1] -> perm[i]) happens at the 0-based epoch start[:, i]
-            pe = np.full((len(rows), M - 1, 2), -1, dtype=np.int64)
-            for i in range(1, u):
-                pe[:, i - 1, 0] = pidx[(perm[i - 1], perm[i])]
-                pe[:, i - 1, 1] = start[:, i]
-            owners.append(rows)
-            gains.append(G)
-            pens.append(pe)
-    if not owners:
-        return iter(())
-    owner, G, pe = np.concatenate(owners), np.concatenate(gains), np.concatenate(pens)
-
-    def gen():
-        for lo_i in range(0, len(owner), CHUNK):
-            sl = slice(lo_i, lo_i + CHUNK)
-            loss = data.l0 - thin_matmul(data.x_run, G[sl])
-            for i in range(M - 1):
-                p, k = pe[sl, i, 0], pe[sl, i, 1]
-                on = p >= 0
-                if on.any():
-                    loss[:, on] += data.pen[:, p[on], k[on]]
-            yield owner[sl], loss, loss
-
-    return gen()
-
-
 def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = True) -> Bounds | None:
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
-    Exact sequence losses where the switch graph is acyclic (``per_run``); with cycles
+    Exact sequence losses where the switch graph is acyclic (``per_run``,
+    :mod:`~deplbench.formulations.saa_dag`, which also gives the start plan there); with cycles
     (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
     column per count vector for longer ones (:mod:`~deplbench.formulations.saa_blocks`); else
     the count-vector progress bounds.
@@ -249,7 +196,7 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     keep = np.isfinite(lb)
     Q, lb = Q[keep], lb[keep]
     acyclic = not len(data.switches) or data.max_switches < K - 1
-    cols = _sequence_columns(data, Q) if data.per_run and acyclic else None
+    cols = sequence_columns(data, Q) if data.per_run and acyclic else None
     exact = cols is not None
     B = 0
     if cols is None and data.per_run and blocks:
@@ -262,7 +209,8 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     h = np.full(S, np.inf)
     bigm = np.full(S, -np.inf)
     possible = np.zeros(len(Q), dtype=bool)
-    feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence
+    feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence (DAG: its id)
+    decode = None
     for owner, least, most, *runs in cols:
         if time.perf_counter() > deadline:
             return None
@@ -274,12 +222,17 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
             possible[owner[ok]] = True
             bigm = np.maximum(bigm, most[:, ok].max(axis=1) - data.target)
             if runs and runs[0] is not None:
-                for j in np.flatnonzero(ok):
-                    feasible.setdefault(int(owner[j]), runs[0][j])
+                rr = runs[0]  # block runs (a list), or a saa_dag picker (the registry's tolerance)
+                js = np.flatnonzero(ok)
+                if hasattr(rr, "pick"):
+                    decode = rr.decode
+                for j, r in (rr.pick(js) if hasattr(rr, "pick") else ((j, rr[j]) for j in js)):
+                    feasible.setdefault(int(owner[j]), r)
     bound_count = _exact_least(alloc, Q[possible], lb[possible], deadline)
     k1 = data.allowed + 1
     bq = float(-np.partition(-h, k1 - 1)[k1 - 1]) if k1 <= S else 0.0
-    start = start_plan(data, Q, lb, feasible, deadline) if B else None
+    start = start_plan(data, Q, lb, feasible, deadline) if B else (
+        dag_start(data, Q, lb, feasible, decode, deadline) if exact else None)
     return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
 
 

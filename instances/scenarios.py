@@ -61,8 +61,12 @@ def sample_scenarios(instance, S: int, seed: int = 0) -> Scenarios:
     pen = np.zeros((S, P, K))
     if P:
         v = rng.random((S, K))
+        drawn: dict[int, np.ndarray] = {}  # switches with one law (penalty_dist is cached) share draws
         for p, sw in enumerate(instance.switches):
-            pen[:, p, :] = penalty_dist(sw.penalty).from_uniform(v)
+            dist = penalty_dist(sw.penalty)
+            if id(dist) not in drawn:
+                drawn[id(dist)] = dist.from_uniform(v)
+            pen[:, p, :] = drawn[id(dist)]
     return Scenarios(seed, x, pen)
 
 

@@ -138,3 +138,19 @@ def test_options_and_backends_match_the_plain_formulation(which):
     res = run("milp-cpsat", inst, S=S, **best)  # inexact scaling: a feasible SAA plan, no optimality claim
     assert res.status in (Status.FEASIBLE, Status.TIMEOUT) and res.plan is not None
     assert res.objective >= plain.objective * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("target", [4.0, 6.0, 8.0])
+@pytest.mark.parametrize("S,seed", [(20, 0), (60, 3)])
+def test_dag_start_is_the_enumerated_start(target, S, seed):
+    """On an acyclic per_run graph the strengthening's start is the plan ``enumerated_start`` picks."""
+    import time
+
+    from deplbench.formulations.saa_start import enumerated_start
+
+    inst = acyclic(noise_mode="per_run", K=5, target=target)
+    data = subset_data(inst, ("d1",), sample_scenarios(inst, S, seed))
+    b = count_bounds(data)
+    want = enumerated_start(data, time.perf_counter() + 30)
+    assert b.exact
+    assert (b.start is None and want is None) or (b.start is not None and b.start[0] == want)
