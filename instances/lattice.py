@@ -209,7 +209,11 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
         cells = cells[::-1]
         first = int(np.searchsorted(-raw, -hi_i))  # first lattice point not clipped down (in Z)
     pmf = np.concatenate(([0.0], cells))
-    pmf[first] += below  # clipped cells before it are empty: the lower tail sits at x_first
+    # clipped cells before it are empty: the lower tail sits at x_first. When every lattice point
+    # is clipped (a law so wide at the magnitude caps that the core's grid ends past the float
+    # error of the last point), it sits at the last point: x_j1 >= the core's upper end, so the
+    # mass only moves up and G stays a lower bound of the CDF
+    pmf[min(first, len(pmf) - 1)] += below
     err = 4 * EPS * len(pmf)  # each cell mass: a difference of tabulated values
     j0, pmf, moved, e = lump_trim(j0, pmf)
     pmf.setflags(write=False)

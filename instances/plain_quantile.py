@@ -73,14 +73,18 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 @lru_cache(maxsize=1024)
+def plain_step(terms: LossTerms, width: float) -> float:
+    """The lattice step of :func:`plain_bracket` (``terms`` has at least one term)."""
+    spans = [abs(c) * (_core(d)[1] - _core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
+    return max(width / (len(terms.dists) + 1), max(spans) / MAX_POINTS)
+
+
 def plain_bracket(terms: LossTerms, omega: float, width: float) -> tuple[float, float]:
     """Certified bracket ``(lo, hi)`` of the omega-quantile of ``terms`` (the plain construction, memoised)."""
     n = len(terms.dists)
     if n == 0:
         return terms.offset, terms.offset
-    h = width / (n + 1)
-    spans = [abs(c) * (_core(d)[1] - _core(d)[0]) for d, c in zip(terms.dists, terms.coefs, strict=True)]
-    h = max(h, max(spans) / MAX_POINTS)
+    h = plain_step(terms, width)
     beta = err = 0.0
     heap: list[tuple[int, int, int, np.ndarray]] = []
     for i, (d, c) in enumerate(zip(terms.dists, terms.coefs, strict=True)):
