@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_data import SubsetData
+from deplbench.formulations.saa_data import SubsetData, plan_of_runs
 from deplbench.instances.plan import Plan
 
 #: most exactly enumerated block sequences (over all block counts up to B)
@@ -196,13 +196,7 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     if best is None:
         return None
     runs, a = best
-    queue = {m: list(a.options[m]) for m in range(len(data.models))}
-    epochs = []
-    for m, n in runs:
-        for _ in range(n):
-            o = queue[m].pop(0)
-            epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
-    return Plan.from_epochs(data.datasets, epochs), float(a.cost)
+    return plan_of_runs(data, runs, a.options), float(a.cost)
 
 
 __all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.saa_data import SubsetData
+from deplbench.formulations.saa_data import SubsetData, plan_of_runs
 from deplbench.instances.plan import Plan
 
 #: columns per chunk (a (CHUNK, S) array)
@@ -181,13 +181,7 @@ def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[in
     if best is None:
         return None
     seq, a = best
-    queue = {m: list(a.options[m]) for m in range(len(data.models))}
-    epochs = []
-    for m, n in seq:
-        for _ in range(n):
-            o = queue[m].pop(0)
-            epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
-    return Plan.from_epochs(data.datasets, epochs), float(a.cost)
+    return plan_of_runs(data, seq, a.options), float(a.cost)
 
 
 __all__ = ["dag_start", "sequence_columns"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, allowed_violations
 from deplbench.instances.semantics import Options, data_effect, options, progress_matrix
 
@@ -128,6 +129,18 @@ class SubsetData:
         bigm = worst if self.bigm_q is None else np.minimum(worst, self.bigm_q + margin)
         hard = np.zeros(self.S, dtype=bool) if self.hard is None else self.hard & ~drop
         return RowPlan(drop, hard, np.maximum(bigm, 0.0))
+
+
+def plan_of_runs(data: SubsetData, runs, options) -> Plan:
+    """The plan of model runs ``runs`` ((model index, epochs), ...) whose epochs of model m take
+    the options ``options[m]`` in order (an allocation's per-model option lists)."""
+    queue = {m: list(options[m]) for m in range(len(data.models))}
+    epochs = []
+    for m, n in runs:
+        for _ in range(n):
+            o = queue[m].pop(0)
+            epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
+    return Plan.from_epochs(data.datasets, epochs)
 
 
 def subset_data(instance, datasets, sc: Scenarios) -> SubsetData:

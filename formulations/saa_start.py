@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.saa_data import plan_of_runs
 from deplbench.formulations.saa_model import SaaModel, SubsetData
 from deplbench.formulations.sequences import Refused, enumerate_sequences
 from deplbench.instances.plan import Plan
@@ -147,10 +148,4 @@ def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:
     if best is None:
         return None
     seq, a = best
-    queue = {m: list(a.options[m]) for m in range(len(data.models))}
-    epochs = []
-    for m, n in seq:
-        for _ in range(n):
-            o = queue[m].pop(0)
-            epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
-    return Plan.from_epochs(data.datasets, epochs)
+    return plan_of_runs(data, seq, a.options)

@@ -26,8 +26,10 @@ their relative precision, as in :meth:`Dist.cell_masses`).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -218,3 +220,31 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
     j0, pmf, moved, e = lump_trim(j0, pmf)
     pmf.setflags(write=False)
     return j0, pmf, below + above + moved, err + e, slack(coef, h, d)
+
+
+def merge_smallest(pmfs: list[tuple[int, np.ndarray]],
+                   combine: Callable[[int, np.ndarray, int, np.ndarray],
+                                     tuple[int, np.ndarray, float, tuple[float, ...]]],
+                   moved: float = 0.0, err: float = 0.0) -> tuple[int, np.ndarray, float, float]:
+    """Combine lattice pmfs ``(start, masses)`` two at a time, the two shortest first, until one is left.
+
+    ``combine(sa, a, sb, b)`` returns ``(start, masses, moved, errs)`` of their sum; the moved
+    masses and the round-off bounds ``errs`` are added, in that order, to the running totals
+    that start at ``moved`` and ``err``. Shortest first keeps every convolution small; ties go
+    to the earlier pmf (the order of ``pmfs``, then of creation). Returns the last
+    ``(start, masses)`` with the totals.
+    """
+    heap = [(len(pmf), i, j0, pmf) for i, (j0, pmf) in enumerate(pmfs)]
+    heapq.heapify(heap)
+    tie = len(heap)
+    while len(heap) > 1:
+        _, _, sa, a = heapq.heappop(heap)
+        _, _, sb, b = heapq.heappop(heap)
+        start, out, m, errs = combine(sa, a, sb, b)
+        moved += m
+        for e in errs:
+            err += e
+        tie += 1
+        heapq.heappush(heap, (len(out), tie, start, out))
+    _, _, start, pmf = heap[0]
+    return start, pmf, moved, err

@@ -12,13 +12,13 @@ proof, docs/evaluator.md, with ``d = 0``), and the tests compare the two.
 
 from __future__ import annotations
 
-import heapq
 import math
 from functools import lru_cache
 
 import numpy as np
 from scipy import signal
 
+from deplbench.instances.lattice import merge_smallest
 from deplbench.instances.loss import LossTerms, loss_terms
 from deplbench.instances.semantics import data_effect
 
@@ -86,23 +86,19 @@ def plain_bracket(terms: LossTerms, omega: float, width: float) -> tuple[float, 
         return terms.offset, terms.offset
     h = plain_step(terms, width)
     beta = err = 0.0
-    heap: list[tuple[int, int, int, np.ndarray]] = []
-    for i, (d, c) in enumerate(zip(terms.dists, terms.coefs, strict=True)):
+    pmfs = []
+    for d, c in zip(terms.dists, terms.coefs, strict=True):
         j0, pmf, dropped = _term_pmf(d, c, h)
         beta += dropped
         err += 4 * EPS * len(pmf)
-        heapq.heappush(heap, (len(pmf), i, j0, pmf))
-    tie = n
-    while len(heap) > 1:
-        _, _, sa, a = heapq.heappop(heap)
-        _, _, sb, b = heapq.heappop(heap)
+        pmfs.append((j0, pmf))
+
+    def combine(sa, a, sb, b):
         out, e = _convolve(a, b)
-        err += e
         start, out, dropped = _trim(sa + sb, out)
-        beta += dropped
-        tie += 1
-        heapq.heappush(heap, (len(out), tie, start, out))
-    _, _, start, pmf = heap[0]
+        return start, out, dropped, (e,)
+
+    start, pmf, beta, err = merge_smallest(pmfs, combine, beta, err)
     cdf = np.cumsum(pmf)
     err += len(cdf) * EPS
     j_hi = int(np.searchsorted(cdf, omega + err, side="left"))

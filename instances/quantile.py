@@ -19,7 +19,6 @@ The width is about h + s; h is chosen from the requested width.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft
 
-from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, term_pmf
+from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, merge_smallest, term_pmf
 from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
@@ -132,25 +131,20 @@ def _lattice_of(terms: LossTerms, width: float) -> Lattice:
     beta = 0.0
     err = 0.0
     slack = 0.0
-    heap: list[tuple[int, int, int, np.ndarray]] = []
-    for i, (d, c) in enumerate(zip(terms.dists, terms.coefs, strict=True)):
+    pmfs = []
+    for d, c in zip(terms.dists, terms.coefs, strict=True):
         j0, pmf, b, e, s = term_pmf(d, c, h)
         beta += b
         err += e
         slack += s
-        heapq.heappush(heap, (len(pmf), i, j0, pmf))
-    tie = n
-    while len(heap) > 1:
-        _, _, sa, a = heapq.heappop(heap)
-        _, _, sb, b = heapq.heappop(heap)
+        pmfs.append((j0, pmf))
+
+    def combine(sa, a, sb, b):
         out, e = _convolve(a, b)
-        err += e
-        start, out, moved, e = lump_trim(sa + sb, out)
-        beta += moved
-        err += e
-        tie += 1
-        heapq.heappush(heap, (len(out), tie, start, out))
-    _, _, start, pmf = heap[0]
+        start, out, moved, e2 = lump_trim(sa + sb, out)
+        return start, out, moved, (e, e2)
+
+    start, pmf, beta, err = merge_smallest(pmfs, combine, beta, err)
     pmf.setflags(write=False)
     return start, pmf, h, beta, err, slack * (1 + 4 * n * EPS)
 
