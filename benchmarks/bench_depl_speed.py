@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
+from deplbench.benchmarks.frame import shifted_geomean
+
 OLD_COMMIT = "30512cf8c12fce84d153d53a398c04662c9b73aa"  # main before issue 16's speed-up
-SHIFT_S = 10.0  # the report's shift (benchmarks/tables.py)
 SUBPACKAGES = ("instances", "formulations", "heuristics", "benchmarks")
 
 WORKER = r"""
@@ -47,11 +48,6 @@ for method in methods:
         out[f"{method}|{name}"] = [res.runtime_s, str(res.status), plan]
 print(json.dumps(out))
 """
-
-
-def shifted_geomean(x, shift: float = SHIFT_S) -> float:
-    """exp(mean(ln(x + shift))) - shift."""
-    return float(np.exp(np.mean(np.log(np.asarray(x, dtype=float) + shift))) - shift)
 
 
 def old_tree(commit: str, dest: Path) -> Path:

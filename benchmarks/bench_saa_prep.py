@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 
-SHIFT = 10.0
+from deplbench.benchmarks.frame import shifted_geomean
+
 PAPER = [f"paper-{n}-per_run-t{t}" for n in ("alexnet", "mobilenet") for t in (5, 7, 9, 11, 13)]
 CHILD = """
 import json, sys
@@ -43,11 +43,6 @@ def run_one(python: str, name: str, method: str, params: dict, limit: float) -> 
         return {"status": "crash", "objective": None, "runtime": limit, "plan": None,
                 "message": out.stderr.strip().splitlines()[-1:]}
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def shifted_geomean(times: list[float], shift: float = SHIFT) -> float:
-    """``exp(mean(log(t + shift))) - shift``."""
-    return math.exp(sum(math.log(t + shift) for t in times) / len(times)) - shift
 
 
 def main(argv: list[str] | None = None) -> int:
