@@ -54,7 +54,9 @@ def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
             show(results[i])
         return results  # type: ignore[return-value]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futs = {pool.submit(build_one, *job): i for i, job in enumerate(jobs)}
+        # the largest budgets first, so that the long proofs do not trail at the end of the build
+        order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].budget)
+        futs = {pool.submit(build_one, *jobs[i]): i for i in order}
         for fut in as_completed(futs):
             i = futs[fut]
             results[i] = fut.result()

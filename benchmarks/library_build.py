@@ -73,6 +73,11 @@ def method_params(name: str, safety_s: float, exact_work: int = EXACT_WORK) -> d
     return params
 
 
+def entry_limits(entry: Entry, time_limit: float, exact_work: int) -> tuple[float, int]:
+    """(safety time limit, work limit) of an entry's exact reference run: its budget scales both."""
+    return time_limit * entry.budget, exact_work * entry.budget
+
+
 def saa_name(inst_name: str, scenarios: int, seed: int, formulation: str) -> str:
     """Base name of an SAA file: instance, scenarios, scenario seed, formulation."""
     return f"{inst_name}-s{scenarios}-seed{seed}-{formulation}"
@@ -264,7 +269,7 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
     out = Path(out)
     t0 = time.perf_counter()
     inst = generate(entry.family, entry.param_dict, entry.seed)
-    tr = true_reference(inst, time_limit, exact_work)
+    tr = true_reference(inst, *entry_limits(entry, time_limit, exact_work))
     tier = grade(tr["proof_s"])
     rec = {"name": inst.name, "family": entry.family, "params": entry.param_dict, "seed": entry.seed,
            "tier": tier, "reference": tr["ref"].to_dict(), "method": tr["method"], "method_params": tr["params"]}

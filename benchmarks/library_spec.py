@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: version of the instance list, the file layout and the reference rules
-LIBRARY_VERSION = "1.1"
+LIBRARY_VERSION = "1.2"
 #: scenario sizes and seed of the SAA files (the seed is in each file's name)
 SCENARIOS = (200, 1000)
 SCENARIO_SEED = 0
@@ -29,14 +29,16 @@ class Entry:
     params: tuple[tuple[str, object], ...]
     seed: int
     quick: bool = False
+    #: multiplier of the exact reference run's limits (work limit and its safety time limit)
+    budget: int = 1
 
     @property
     def param_dict(self) -> dict:
         return dict(self.params)
 
 
-def _e(family: str, seed: int = 0, quick: bool = False, **params) -> Entry:
-    return Entry(family, tuple(sorted(params.items())), seed, quick)
+def _e(family: str, seed: int = 0, quick: bool = False, budget: int = 1, **params) -> Entry:
+    return Entry(family, tuple(sorted(params.items())), seed, quick, budget)
 
 
 #: (noise mode, target) of the paper instances
@@ -63,8 +65,17 @@ RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "
                 (1, "per_run", 1), (1, "per_epoch", 1), (2, "per_run", 1), (12, "per_run", 1))
 
 
+#: (models, clusters, levels, datasets, epochs, transfer, noise mode, seed) of the medium candidates:
+#: shapes whose proof by ``exact`` takes 300,000 to 1,000,000 work units (about 1 to 3 minutes on
+#: this 2-core machine), so they need a budget above the default work limit
+RANDOM_MEDIUM = ((4, 2, 5, 1, 27, 0.0, "per_run", 2), (4, 2, 5, 1, 20, 0.0, "per_run", 1))
+#: their budget: 5 times the default work limit (1,000,000 units) and safety time limit
+MEDIUM_BUDGET = 5
+
+
 def _random() -> list[Entry]:
-    out = []
+    out = [_e("random", seed, False, MEDIUM_BUDGET, models=m, clusters=c, levels=lv, datasets=d, epochs=e,
+              noise_mode=mode, transfer=tr) for m, c, lv, d, e, tr, mode, seed in RANDOM_MEDIUM]
     for i, (m, c, lv, d, e, tr, seeds) in enumerate(RANDOM_SHAPES):
         for mode in ("per_run", "per_epoch"):
             for seed in seeds:

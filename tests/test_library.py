@@ -259,3 +259,23 @@ def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
     out = with_infeasibility(d)
     assert out["solved"].tolist() == [True, False] and out["ttime"].tolist() == [1.0, 10.0]
     assert out["wrong_inf"].tolist() == [False, True]
+
+
+def test_budget_scales_the_exact_limits():
+    import dataclasses
+
+    from deplbench.benchmarks.library_build import entry_limits
+    from deplbench.benchmarks.library_spec import MEDIUM_BUDGET, entries
+    from deplbench.registry import generate
+
+    medium = [e for e in entries()[0] if e.budget > 1]
+    assert medium and all(e.budget == MEDIUM_BUDGET for e in medium)
+    base = dataclasses.replace(medium[0], budget=1)
+    assert entry_limits(base, 10.0, 1000) == (10.0, 1000)
+    assert entry_limits(medium[0], 10.0, 1000) == (10.0 * MEDIUM_BUDGET, 1000 * MEDIUM_BUDGET)
+    # a work limit that leaves an instance open at budget 1 proves it at a larger budget
+    inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
+    small, large = (solve("exact", inst, {"max_work": entry_limits(dataclasses.replace(base, budget=b), 60.0, 600)[1],
+                                          "time_limit": 60.0}) for b in (1, 5))
+    assert small.status.value == "timeout" and "work limit" in small.message
+    assert large.status.value == "optimal"
