@@ -47,16 +47,6 @@ def _union(a: Box | None, b: Box | None) -> Box | None:
     return min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
 
 
-def _tight(sub: np.ndarray, i0: int, j0: int) -> Box | None:
-    """Bounding box (absolute indices) of the finite entries of ``sub`` placed at (i0, j0)."""
-    fin = np.isfinite(sub)
-    rows = np.flatnonzero(fin.any(axis=1))
-    if len(rows) == 0:
-        return None
-    cols = np.flatnonzero(fin.any(axis=0))
-    return i0 + int(rows[0]), i0 + int(rows[-1]), j0 + int(cols[0]), j0 + int(cols[-1])
-
-
 @dataclass
 class _Layer:
     """One epoch of the DP: per model, the box of its finite entries and their least costs (or None)."""
@@ -196,6 +186,13 @@ class ExpandedGraph:
                 b = _shift_box(prev.boxes[a], d, L)
                 if b is not None:
                     moved.append((a, d, b))
+        if len(moved) == 1:  # one predecessor: its array, moved without a copy unless columns saturate
+            a, d, b = moved[0]
+            S, (_, _, j0, j1) = prev.subs[a], prev.boxes[a]
+            if d < 0:
+                return b, S[:, max(j0, -d) - j0:]
+            if j1 < L - d:
+                return b, S
         pbox = None
         for _, _, b in moved:
             pbox = _union(pbox, b)
@@ -213,25 +210,46 @@ class ExpandedGraph:
         for m in range(len(self.instance.models)):
             pbox, P = self._pred_region(k, m, prev)
             box, sub = None, None
-            if pbox is not None and self.edges[m]:
-                i0, i1, j0, j1 = pbox
-                lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
+            edges = self.edges[m]
+            if pbox is not None and edges:
+                i0, i1 = pbox[0], pbox[1]
+                lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
                 if lo_i <= hi_i:
-                    full = np.full((hi_i - lo_i + 1, j1 - j0 + 1), np.inf, dtype=np.float32)
-                    self.cells += full.size
-                    for dt, c, _ in self.edges[m]:
-                        if i0 + dt > Tb:
-                            continue
-                        n = min(i1, Tb - dt) - i0 + 1
-                        r = i0 + dt - lo_i
-                        np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
-                    full[full > self._top[lo_i:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-                    box = _tight(full, lo_i, j0)
-                    if box is not None:
-                        sub = full[box[0] - lo_i:box[1] - lo_i + 1, box[2] - j0:box[3] - j0 + 1]
+                    box, sub = self._fill(P, pbox, edges, lo_i, hi_i)
             out.boxes.append(box)
             out.subs.append(sub)
         return out
+
+    def _fill(self, P: np.ndarray, pbox: Box, edges, lo_i: int, hi_i: int) -> tuple[Box | None, np.ndarray | None]:
+        """Box and least costs of one model's states from its start region P (its options applied).
+
+        The first option writes its rows outright (min(inf, x) = x), the others take minima with
+        the very float32 sums ``P + c``; states above ``_top`` are dropped (see ``_prune_top``)
+        only where ``_top`` is finite, and the box is read off the row and column minima.
+        """
+        Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
+        full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
+        self.cells += full.size
+        n = min(i1, Tb - edges[0][0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
+        np.add(P[:n], edges[0][1], out=full[:n])
+        full[n:] = np.inf
+        for dt, c, _ in edges[1:]:
+            if i0 + dt > Tb:
+                break  # times increase along the options
+            n = min(i1, Tb - dt) - i0 + 1
+            r = i0 + dt - lo_i
+            np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
+        s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
+        if s < full.shape[0]:
+            blk = full[s:]
+            blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
+        rows = np.flatnonzero(full.min(axis=1) != np.inf)
+        if len(rows) == 0:
+            return None, None
+        r0, r1 = int(rows[0]), int(rows[-1])
+        cols = np.flatnonzero(full[r0:r1 + 1].min(axis=0) != np.inf)
+        c0, c1 = int(cols[0]), int(cols[-1])
+        return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1]
 
     def _prune_top(self, layer: _Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
@@ -249,10 +267,13 @@ class ExpandedGraph:
             if j1 == L:
                 np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
         np.minimum.accumulate(top, out=top)
+        fin = np.flatnonzero(top != np.inf)
+        self._top_from = int(fin[0]) if len(fin) else len(top)
 
     def _build(self) -> None:
         inst, L = self.instance, self.L
         self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
+        self._top_from = self.Tb + 1  # first index of a finite _top
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
         prev = None
