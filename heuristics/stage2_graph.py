@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -53,6 +53,7 @@ class _Layer:
 
     boxes: list[Box | None]
     subs: list[np.ndarray | None]
+    colmins: list[np.ndarray | None] = field(default_factory=list)  # per model: least cost per column of its box
 
     def live(self):
         """(box, sub-array) of the models with a finite entry."""
@@ -122,6 +123,7 @@ class ExpandedGraph:
         self.layers: list[_Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
+        self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
         self._build()
 
     def _pareto_edges(self, m: int, dt_unit: float, time_rounding: str) -> list[tuple[int, np.float32, int]]:
@@ -209,23 +211,25 @@ class ExpandedGraph:
         out = _Layer([], [])
         for m in range(len(self.instance.models)):
             pbox, P = self._pred_region(k, m, prev)
-            box, sub = None, None
+            box, sub, cmin = None, None, None
             edges = self.edges[m]
             if pbox is not None and edges:
                 i0, i1 = pbox[0], pbox[1]
                 lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
                 if lo_i <= hi_i:
-                    box, sub = self._fill(P, pbox, edges, lo_i, hi_i)
+                    box, sub, cmin = self._fill(P, pbox, edges, lo_i, hi_i)
             out.boxes.append(box)
             out.subs.append(sub)
+            out.colmins.append(cmin)
         return out
 
-    def _fill(self, P: np.ndarray, pbox: Box, edges, lo_i: int, hi_i: int) -> tuple[Box | None, np.ndarray | None]:
-        """Box and least costs of one model's states from its start region P (its options applied).
+    def _fill(self, P: np.ndarray, pbox: Box, edges, lo_i: int, hi_i: int):
+        """Box, least costs and column minima of one model's states from its start region P (options applied).
 
         The first option writes its rows outright (min(inf, x) = x), the others take minima with
         the very float32 sums ``P + c``; states above ``_top`` are dropped (see ``_prune_top``)
-        only where ``_top`` is finite, and the box is read off the row and column minima.
+        only where ``_top`` is finite; the box's rows are the first and last finite entries, its
+        columns those of finite column minima. Returns (None, None, None) when nothing is finite.
         """
         Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
         full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
@@ -243,13 +247,16 @@ class ExpandedGraph:
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        rows = np.flatnonzero(full.min(axis=1) != np.inf)
-        if len(rows) == 0:
-            return None, None
-        r0, r1 = int(rows[0]), int(rows[-1])
-        cols = np.flatnonzero(full[r0:r1 + 1].min(axis=0) != np.inf)
+        fin = (full != np.inf).ravel()
+        first = int(fin.argmax())
+        if not fin[first]:
+            return None, None, None
+        w = full.shape[1]
+        r0, r1 = first // w, (fin.size - 1 - int(fin[::-1].argmax())) // w
+        colmin = full[r0:r1 + 1].min(axis=0)
+        cols = np.flatnonzero(colmin != np.inf)
         c0, c1 = int(cols[0]), int(cols[-1])
-        return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1]
+        return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1], colmin[c0:c1 + 1]
 
     def _prune_top(self, layer: _Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
@@ -282,10 +289,10 @@ class ExpandedGraph:
             self._prune_top(cur)
             self.layers.append(cur)
             prev = cur
-            live = [(b, s) for b, s in zip(cur.boxes, cur.subs, strict=True) if b is not None]
-            tops = [float(s[:, L - b[2]].min()) for b, s in live if b[3] == L]
+            live = [(b, c) for b, c in zip(cur.boxes, cur.colmins, strict=True) if b is not None]
+            tops = [float(c[L - b[2]]) for b, c in live if b[3] == L]
             best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
-            low = min((float(s.min()) for _, s in live), default=np.inf)
+            low = min((float(c.min()) for _, c in live), default=np.inf)
             if not np.isfinite(low) or low + cmin >= best_top:
                 break  # no continuation can be cheaper for any requirement up to the cap
         self.within(self.eta)
@@ -298,9 +305,13 @@ class ExpandedGraph:
         self.i_max = min(int(i_max), self.Tb)
         col = np.full((len(self.layers), self.L + 1), np.inf, dtype=np.float32)  # least cost per (layer, j)
         for k, lay in enumerate(self.layers):
-            for (i0, _, j0, j1), sub in lay.live():
-                if i0 <= self.i_max:
-                    np.minimum(col[k, j0:j1 + 1], sub[: self.i_max - i0 + 1].min(axis=0), out=col[k, j0:j1 + 1])
+            for box, sub, cmin in zip(lay.boxes, lay.subs, lay.colmins, strict=True):
+                if box is None:
+                    continue
+                i0, i1, j0, j1 = box
+                if i0 <= self.i_max:  # a box inside the time limit: its column minima
+                    part = cmin if i1 <= self.i_max else sub[: self.i_max - i0 + 1].min(axis=0)
+                    np.minimum(col[k, j0:j1 + 1], part, out=col[k, j0:j1 + 1])
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
 
@@ -358,14 +369,23 @@ class ExpandedGraph:
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
         m, i, jj = self.layers[k].first(v, i_max, j)
-        out: list[tuple[int, int]] = []
+        # backtrack to the first state whose path is known (a state's backtracking depends on the state alone)
+        memo, visited, steps, head = self._paths, [], [], ()
         for kk in range(k, -1, -1):
-            v = self.layers[kk].at(m, i, jj)
-            step = self._back(kk, m, i, jj, v)
-            out.append((m, step[0]))
+            key = (kk, m, i, jj)
+            if key in memo:
+                head = memo[key]
+                break
+            step = self._back(kk, m, i, jj, self.layers[kk].at(m, i, jj))
+            visited.append(key)
+            steps.append((m, step[0]))
             m, i, jj = step[1], step[2], step[3]
+        seq = list(head)
+        for key, st in zip(reversed(visited), reversed(steps), strict=True):
+            seq.append(st)
+            memo[key] = tuple(seq)
         ids = self.instance.model_ids
-        return [(ids[a], o) for a, o in reversed(out)]
+        return [(ids[a], o) for a, o in seq]
 
     def _back(self, kk: int, m: int, i: int, j: int, v) -> tuple[int, int, int, int]:
         """(option, previous model, previous time bucket, previous loss bucket) of a stored state."""
