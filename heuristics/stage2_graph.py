@@ -237,22 +237,29 @@ class ExpandedGraph:
         n = min(i1, Tb - edges[0][0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
         np.add(P[:n], edges[0][1], out=full[:n])
         full[n:] = np.inf
+        buf = np.empty(P.shape, dtype=np.float32)  # P + c of each option, written in place
         for dt, c, _ in edges[1:]:
             if i0 + dt > Tb:
                 break  # times increase along the options
             n = min(i1, Tb - dt) - i0 + 1
             r = i0 + dt - lo_i
-            np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
+            dst = full[r:r + n]
+            if n == len(P):
+                np.minimum(dst, np.add(P, c, out=buf), out=dst)
+            else:
+                np.minimum(dst, np.add(P[:n], c, out=buf[:n]), out=dst)
         s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        fin = (full != np.inf).ravel()
-        first = int(fin.argmax())
-        if not fin[first]:
-            return None, None, None
+        fin = full != np.inf
+        first = int(fin.argmax())  # C order: the first finite entry's row is the box's first row
         w = full.shape[1]
-        r0, r1 = first // w, (fin.size - 1 - int(fin[::-1].argmax())) // w
+        r0, r1 = first // w, full.shape[0] - 1
+        if not fin[r0, first % w]:
+            return None, None, None
+        while not fin[r1].any():  # the last row is nearly always finite
+            r1 -= 1
         colmin = full[r0:r1 + 1].min(axis=0)
         cols = np.flatnonzero(colmin != np.inf)
         c0, c1 = int(cols[0]), int(cols[-1])

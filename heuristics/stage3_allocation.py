@@ -136,6 +136,7 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
     arg = np.zeros((n, C + 1), dtype=np.int16)
     cols = np.arange(C + 1)
     gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
+    flat = cols * cost.shape[1]  # row starts of the (cost, option) candidates, flattened
     for i in range(n):
         # every option's candidate at once, laid out (cost, option) so each cost's options are
         # contiguous; the first option reaching the least time wins (as a scan of the options
@@ -150,8 +151,8 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
         idx, add = gather[key]
         cand = dp[idx] + add
         best_o = np.argmin(cand, axis=1)
-        dp = cand[cols, best_o]
-        arg[i] = np.where(np.isfinite(dp), best_o, 0)
+        dp = cand.ravel()[flat + best_o]  # cand[cols, best_o]
+        arg[i] = best_o  # 0 where dp is inf: argmin of a row of inf (no nan: inf + inf = inf)
     feasible = np.nonzero(dp <= budget)[0]
     if len(feasible) == 0:  # cannot happen (the incumbent is representable), kept for safety
         return ub_choice, ub
@@ -197,14 +198,16 @@ def polish(cost: np.ndarray, time: np.ndarray, budget: float, choice: np.ndarray
     n = len(choice)
     if n == 0:
         return choice
-    _, row_id = np.unique(np.concatenate([np.nan_to_num(cost, posinf=-1.0), np.nan_to_num(time, posinf=-1.0)],
-                                         axis=1), axis=0, return_inverse=True)
+    # items with equal (cost, time) rows share a label (only the grouping matters: classes keep item order)
+    labels: dict[bytes, int] = {}
+    rows_ct = np.concatenate([np.nan_to_num(cost, posinf=-1.0), np.nan_to_num(time, posinf=-1.0)], axis=1) + 0.0  # -0 -> 0
+    row_id = [labels.setdefault(r.tobytes(), len(labels)) for r in rows_ct]
     rows = np.arange(n)
     for _ in range(max_moves):
         slack = budget - float(time[rows, choice].sum())
         classes: dict[tuple[int, int], list[int]] = {}
         for i in range(n):
-            classes.setdefault((int(row_id[i]), int(choice[i])), []).append(i)
+            classes.setdefault((row_id[i], int(choice[i])), []).append(i)
         members = list(classes.values())
         reps = np.array([m[0] for m in members])
         dc = cost[reps] - cost[reps, choice[reps]][:, None]  # (classes, options)
