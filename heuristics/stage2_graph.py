@@ -14,6 +14,7 @@ instead of a scan of every layer.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,6 +121,8 @@ class ExpandedGraph:
         self._deltas = [[{a: self._delta(a, m, col) for a in self.preds[m]} for m in range(M)]
                         for col in range(self.gb.shape[1])]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
+        # (times, costs) of each model's options, for _fill
+        self._edge_arrays = [([dt for dt, _, _ in e], np.array([c for _, c, _ in e], dtype=np.float32)) for e in self.edges]
         self.layers: list[_Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
@@ -217,37 +220,34 @@ class ExpandedGraph:
                 i0, i1 = pbox[0], pbox[1]
                 lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
                 if lo_i <= hi_i:
-                    box, sub, cmin = self._fill(P, pbox, edges, lo_i, hi_i)
+                    box, sub, cmin = self._fill(P, pbox, m, lo_i, hi_i)
             out.boxes.append(box)
             out.subs.append(sub)
             out.colmins.append(cmin)
         return out
 
-    def _fill(self, P: np.ndarray, pbox: Box, edges, lo_i: int, hi_i: int):
+    def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
         """Box, least costs and column minima of one model's states from its start region P (options applied).
 
-        The first option writes its rows outright (min(inf, x) = x), the others take minima with
-        the very float32 sums ``P + c``; states above ``_top`` are dropped (see ``_prune_top``)
+        The sums ``P + c`` of every option are made in one operation (the very float32 sums); the
+        first option writes its rows outright (min(inf, x) = x), the others take minima; states above ``_top`` are dropped (see ``_prune_top``)
         only where ``_top`` is finite; the box's rows are the first and last finite entries, its
         columns those of finite column minima. Returns (None, None, None) when nothing is finite.
         """
         Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
         full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
         self.cells += full.size
-        n = min(i1, Tb - edges[0][0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
-        np.add(P[:n], edges[0][1], out=full[:n])
+        dts, cs = self._edge_arrays[m]
+        used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
+        A = np.add(P[None], cs[:used, None, None])  # P + c of every option at once (the same float32 sums)
+        n = min(i1, Tb - dts[0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
+        full[:n] = A[0, :n]
         full[n:] = np.inf
-        buf = np.empty(P.shape, dtype=np.float32)  # P + c of each option, written in place
-        for dt, c, _ in edges[1:]:
-            if i0 + dt > Tb:
-                break  # times increase along the options
-            n = min(i1, Tb - dt) - i0 + 1
-            r = i0 + dt - lo_i
+        for e in range(1, used):
+            n = min(i1, Tb - dts[e]) - i0 + 1
+            r = i0 + dts[e] - lo_i
             dst = full[r:r + n]
-            if n == len(P):
-                np.minimum(dst, np.add(P, c, out=buf), out=dst)
-            else:
-                np.minimum(dst, np.add(P[:n], c, out=buf[:n]), out=dst)
+            np.minimum(dst, A[e, :n], out=dst)
         s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
         if s < full.shape[0]:
             blk = full[s:]
