@@ -252,17 +252,14 @@ class ExpandedGraph:
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        fin = full != np.inf
-        first = int(fin.argmax())  # C order: the first finite entry's row is the box's first row
-        w = full.shape[1]
-        r0, r1 = first // w, full.shape[0] - 1
-        if not fin[r0, first % w]:
+        rows = (full != np.inf).any(axis=1)
+        r0 = int(rows.argmax())  # the first and last rows with a finite entry
+        if not rows[r0]:
             return None, None, None
-        while not fin[r1].any():  # the last row is nearly always finite
-            r1 -= 1
+        r1 = len(rows) - 1 - int(rows[::-1].argmax())
         colmin = full[r0:r1 + 1].min(axis=0)
-        cols = np.flatnonzero(colmin != np.inf)
-        c0, c1 = int(cols[0]), int(cols[-1])
+        cols = colmin != np.inf
+        c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
         return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1], colmin[c0:c1 + 1]
 
     def _prune_top(self, layer: _Layer) -> None:
@@ -277,9 +274,11 @@ class ExpandedGraph:
         costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
         """
         L, top = self.L, self._top
-        for (i0, i1, j0, j1), sub in layer.live():
-            if j1 == L:
-                np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
+        tops = [(box, sub) for box, sub in zip(layer.boxes, layer.subs, strict=True) if box is not None and box[3] == L]
+        if not tops:
+            return  # nothing reaches the top bucket: _top (already a prefix minimum) is unchanged
+        for (i0, i1, j0, _), sub in tops:
+            np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
         np.minimum.accumulate(top, out=top)
         fin = np.flatnonzero(top != np.inf)
         self._top_from = int(fin[0]) if len(fin) else len(top)
