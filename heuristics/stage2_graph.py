@@ -17,67 +17,15 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from deplbench.heuristics.stage2_layers import Box, Layer, shift_box, union_box
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.stage2_models import Surrogate
-
-Box = tuple[int, int, int, int]  # inclusive (i0, i1, j0, j1) of the finite entries
-
-
-def _shift_box(box: Box, d: int, L: int) -> Box | None:
-    """Box of a layer moved up by ``d`` loss buckets (saturating at L, dropping below 0)."""
-    i0, i1, j0, j1 = box
-    if d >= 0:
-        return i0, i1, min(j0 + d, L), min(j1 + d, L)
-    if j1 + d < 0:
-        return None
-    return i0, i1, max(j0 + d, 0), j1 + d
-
-
-def _union(a: Box | None, b: Box | None) -> Box | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
-
-
-@dataclass
-class _Layer:
-    """One epoch of the DP: per model, the box of its finite entries and their least costs (or None)."""
-
-    boxes: list[Box | None]
-    subs: list[np.ndarray | None]
-    colmins: list[np.ndarray | None] = field(default_factory=list)  # per model: least cost per column of its box
-
-    def live(self):
-        """(box, sub-array) of the models with a finite entry."""
-        return [(b, s) for b, s in zip(self.boxes, self.subs, strict=True) if b is not None]
-
-    def at(self, m: int, i: int, j: int) -> np.float32:
-        """Least cost of state (m, i, j); inf outside the box."""
-        b = self.boxes[m]
-        if b is None or not (b[0] <= i <= b[1] and b[2] <= j <= b[3]):
-            return np.float32(np.inf)
-        return self.subs[m][i - b[0], j - b[2]]
-
-    def first(self, v, i_max: int, j: int) -> tuple[int, int, int]:
-        """First state (C order of (m, i, j')) with i <= i_max, j' >= j and cost v."""
-        for m, b in enumerate(self.boxes):
-            if b is None or b[0] > i_max or b[3] < j:
-                continue
-            c0 = max(j, b[2])
-            hits = np.argwhere(self.subs[m][: i_max - b[0] + 1, c0 - b[2]:] == v)
-            if len(hits):
-                return m, b[0] + int(hits[0][0]), c0 + int(hits[0][1])
-        raise RuntimeError("stage 2 lost the least-cost state")  # a bug, never an input problem
-
 
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.
@@ -123,7 +71,7 @@ class ExpandedGraph:
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
         # (times, costs) of each model's options, for _fill
         self._edge_arrays = [([dt for dt, _, _ in e], np.array([c for _, c, _ in e], dtype=np.float32)) for e in self.edges]
-        self.layers: list[_Layer] = []
+        self.layers: list[Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
         self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
@@ -175,7 +123,7 @@ class ExpandedGraph:
             w = j1 - lo + 1
             np.minimum(P[r0:r1, a:a + w], S[:, lo - j0:], out=P[r0:r1, a:a + w])
 
-    def _pred_region(self, k: int, m: int, prev: _Layer | None) -> tuple[Box | None, np.ndarray | None]:
+    def _pred_region(self, k: int, m: int, prev: Layer | None) -> tuple[Box | None, np.ndarray | None]:
         """Box and least costs of the states that epoch k on model m starts from (before its option)."""
         L = self.L
         if k == 1:
@@ -188,7 +136,7 @@ class ExpandedGraph:
         for a in self.preds[m]:
             if prev.boxes[a] is not None:
                 d = deltas[a]
-                b = _shift_box(prev.boxes[a], d, L)
+                b = shift_box(prev.boxes[a], d, L)
                 if b is not None:
                     moved.append((a, d, b))
         if len(moved) == 1:  # one predecessor: its array, moved without a copy unless columns saturate
@@ -200,7 +148,7 @@ class ExpandedGraph:
                 return b, S
         pbox = None
         for _, _, b in moved:
-            pbox = _union(pbox, b)
+            pbox = union_box(pbox, b)
         if pbox is None:
             return None, None
         P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
@@ -208,10 +156,10 @@ class ExpandedGraph:
             self._shift_into(P, pbox, prev.subs[a], prev.boxes[a], d)
         return pbox, P
 
-    def _layer(self, k: int, prev: _Layer | None) -> _Layer:
+    def _layer(self, k: int, prev: Layer | None) -> Layer:
         """Layer k (1-based) from layer k - 1."""
         Tb = self.Tb
-        out = _Layer([], [])
+        out = Layer([], [])
         for m in range(len(self.instance.models)):
             pbox, P = self._pred_region(k, m, prev)
             box, sub, cmin = None, None, None
@@ -262,7 +210,7 @@ class ExpandedGraph:
         c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
         return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1], colmin[c0:c1 + 1]
 
-    def _prune_top(self, layer: _Layer) -> None:
+    def _prune_top(self, layer: Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
 
         A state of cost c at time i with c > _top[i] is useless and is dropped: every extension
