@@ -168,7 +168,12 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
         ub_choice = np.argmin(time, axis=1)
         ub = float(cost[np.arange(n), ub_choice].sum())
     lb = max(lb, float(np.min(cost, axis=1).sum()))
-    grid = cost_grid(cost)
+    if memo is None:
+        grid = cost_grid(cost)
+    else:  # a pure function of the cost values: decided once per search
+        grids = memo.setdefault("grids", {})
+        gkey = np.unique(cost[np.isfinite(cost) & (cost > 0)]).tobytes()
+        grid = grids[gkey] if gkey in grids else grids.setdefault(gkey, cost_grid(cost))
     exact = grid is not None and ub / grid <= EXACT_STATES
     if not exact and (lb <= 0 or ub <= lb * (1 + eps)):
         ub_choice = polish(cost, time, budget, ub_choice)
