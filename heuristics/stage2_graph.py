@@ -9,7 +9,9 @@ Speed (issue 16, same values bit for bit): every layer is updated only inside th
 bounding box of its finite entries (a min with ``inf`` changes nothing, and the finite
 entries are computed by the very same float32 additions and minima), and the per-layer
 minima that backtracking needs are kept, so a path is found by one search in one layer
-instead of a scan of every layer.
+instead of a scan of every layer. Third round: the sums of every option are made in one
+operation, the column minima of each box are kept (the stop rule and ``within`` read them),
+and backtracked paths are memoised per state (docs/depl.md, "Speed (issue 16)").
 """
 
 from __future__ import annotations
