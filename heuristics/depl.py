@@ -69,6 +69,7 @@ class _Search:
     deadline: float
     cert: dict = field(default_factory=dict)
     done: dict = field(default_factory=dict)  # (datasets, sequence) -> _Found or None
+    knapsack: dict = field(default_factory=dict)  # stage 3's knapsack rows of item prefixes (this search only)
     stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
                                                  "sequences_blacklisted": 0, "datasets_tried": 0,
                                                  "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
@@ -123,7 +124,7 @@ class _Search:
         if not self.certified(datasets, models):
             return None
         with self.timed("stage3"):
-            alloc = allocate(inst, datasets, models, self.eps, opts, self.stats)
+            alloc = allocate(inst, datasets, models, self.eps, opts, self.stats, self.knapsack)
         if alloc is None:  # stage 3 cannot meet the time budget: blacklist the sequence
             self.stats["sequences_blacklisted"] += 1
             return None

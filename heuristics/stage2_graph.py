@@ -9,83 +9,25 @@ Speed (issue 16, same values bit for bit): every layer is updated only inside th
 bounding box of its finite entries (a min with ``inf`` changes nothing, and the finite
 entries are computed by the very same float32 additions and minima), and the per-layer
 minima that backtracking needs are kept, so a path is found by one search in one layer
-instead of a scan of every layer.
+instead of a scan of every layer. Third round: the sums of every option are made in one
+operation, the column minima of each box are kept (the stop rule and ``within`` read them),
+and backtracked paths are memoised per state (docs/depl.md, "Speed (issue 16)").
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from deplbench.heuristics.stage2_layers import Box, Layer, shift_box, union_box
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.stage2_models import Surrogate
-
-Box = tuple[int, int, int, int]  # inclusive (i0, i1, j0, j1) of the finite entries
-
-
-def _shift_box(box: Box, d: int, L: int) -> Box | None:
-    """Box of a layer moved up by ``d`` loss buckets (saturating at L, dropping below 0)."""
-    i0, i1, j0, j1 = box
-    if d >= 0:
-        return i0, i1, min(j0 + d, L), min(j1 + d, L)
-    if j1 + d < 0:
-        return None
-    return i0, i1, max(j0 + d, 0), j1 + d
-
-
-def _union(a: Box | None, b: Box | None) -> Box | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3])
-
-
-def _tight(sub: np.ndarray, i0: int, j0: int) -> Box | None:
-    """Bounding box (absolute indices) of the finite entries of ``sub`` placed at (i0, j0)."""
-    fin = np.isfinite(sub)
-    rows = np.flatnonzero(fin.any(axis=1))
-    if len(rows) == 0:
-        return None
-    cols = np.flatnonzero(fin.any(axis=0))
-    return i0 + int(rows[0]), i0 + int(rows[-1]), j0 + int(cols[0]), j0 + int(cols[-1])
-
-
-@dataclass
-class _Layer:
-    """One epoch of the DP: per model, the box of its finite entries and their least costs (or None)."""
-
-    boxes: list[Box | None]
-    subs: list[np.ndarray | None]
-
-    def live(self):
-        """(box, sub-array) of the models with a finite entry."""
-        return [(b, s) for b, s in zip(self.boxes, self.subs, strict=True) if b is not None]
-
-    def at(self, m: int, i: int, j: int) -> np.float32:
-        """Least cost of state (m, i, j); inf outside the box."""
-        b = self.boxes[m]
-        if b is None or not (b[0] <= i <= b[1] and b[2] <= j <= b[3]):
-            return np.float32(np.inf)
-        return self.subs[m][i - b[0], j - b[2]]
-
-    def first(self, v, i_max: int, j: int) -> tuple[int, int, int]:
-        """First state (C order of (m, i, j')) with i <= i_max, j' >= j and cost v."""
-        for m, b in enumerate(self.boxes):
-            if b is None or b[0] > i_max or b[3] < j:
-                continue
-            c0 = max(j, b[2])
-            hits = np.argwhere(self.subs[m][: i_max - b[0] + 1, c0 - b[2]:] == v)
-            if len(hits):
-                return m, b[0] + int(hits[0][0]), c0 + int(hits[0][1])
-        raise RuntimeError("stage 2 lost the least-cost state")  # a bug, never an input problem
-
 
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.
@@ -129,9 +71,12 @@ class ExpandedGraph:
         self._deltas = [[{a: self._delta(a, m, col) for a in self.preds[m]} for m in range(M)]
                         for col in range(self.gb.shape[1])]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
-        self.layers: list[_Layer] = []
+        # (times, costs) of each model's options, for _fill
+        self._edge_arrays = [([dt for dt, _, _ in e], np.array([c for _, c, _ in e], dtype=np.float32)) for e in self.edges]
+        self.layers: list[Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
+        self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
         self._build()
 
     def _pareto_edges(self, m: int, dt_unit: float, time_rounding: str) -> list[tuple[int, np.float32, int]]:
@@ -180,7 +125,7 @@ class ExpandedGraph:
             w = j1 - lo + 1
             np.minimum(P[r0:r1, a:a + w], S[:, lo - j0:], out=P[r0:r1, a:a + w])
 
-    def _pred_region(self, k: int, m: int, prev: _Layer | None) -> tuple[Box | None, np.ndarray | None]:
+    def _pred_region(self, k: int, m: int, prev: Layer | None) -> tuple[Box | None, np.ndarray | None]:
         """Box and least costs of the states that epoch k on model m starts from (before its option)."""
         L = self.L
         if k == 1:
@@ -193,12 +138,19 @@ class ExpandedGraph:
         for a in self.preds[m]:
             if prev.boxes[a] is not None:
                 d = deltas[a]
-                b = _shift_box(prev.boxes[a], d, L)
+                b = shift_box(prev.boxes[a], d, L)
                 if b is not None:
                     moved.append((a, d, b))
+        if len(moved) == 1:  # one predecessor: its array, moved without a copy unless columns saturate
+            a, d, b = moved[0]
+            S, (_, _, j0, j1) = prev.subs[a], prev.boxes[a]
+            if d < 0:
+                return b, S[:, max(j0, -d) - j0:]
+            if j1 < L - d:
+                return b, S
         pbox = None
         for _, _, b in moved:
-            pbox = _union(pbox, b)
+            pbox = union_box(pbox, b)
         if pbox is None:
             return None, None
         P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
@@ -206,34 +158,61 @@ class ExpandedGraph:
             self._shift_into(P, pbox, prev.subs[a], prev.boxes[a], d)
         return pbox, P
 
-    def _layer(self, k: int, prev: _Layer | None) -> _Layer:
+    def _layer(self, k: int, prev: Layer | None) -> Layer:
         """Layer k (1-based) from layer k - 1."""
         Tb = self.Tb
-        out = _Layer([], [])
+        out = Layer([], [])
         for m in range(len(self.instance.models)):
             pbox, P = self._pred_region(k, m, prev)
-            box, sub = None, None
-            if pbox is not None and self.edges[m]:
-                i0, i1, j0, j1 = pbox
-                lo_i, hi_i = i0 + self.edges[m][0][0], min(i1 + self.edges[m][-1][0], Tb)
+            box, sub, cmin = None, None, None
+            edges = self.edges[m]
+            if pbox is not None and edges:
+                i0, i1 = pbox[0], pbox[1]
+                lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
                 if lo_i <= hi_i:
-                    full = np.full((hi_i - lo_i + 1, j1 - j0 + 1), np.inf, dtype=np.float32)
-                    self.cells += full.size
-                    for dt, c, _ in self.edges[m]:
-                        if i0 + dt > Tb:
-                            continue
-                        n = min(i1, Tb - dt) - i0 + 1
-                        r = i0 + dt - lo_i
-                        np.minimum(full[r:r + n], P[:n] + c, out=full[r:r + n])
-                    full[full > self._top[lo_i:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-                    box = _tight(full, lo_i, j0)
-                    if box is not None:
-                        sub = full[box[0] - lo_i:box[1] - lo_i + 1, box[2] - j0:box[3] - j0 + 1]
+                    box, sub, cmin = self._fill(P, pbox, m, lo_i, hi_i)
             out.boxes.append(box)
             out.subs.append(sub)
+            out.colmins.append(cmin)
         return out
 
-    def _prune_top(self, layer: _Layer) -> None:
+    def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
+        """Box, least costs and column minima of one model's states from its start region P (options applied).
+
+        The sums ``P + c`` of every option are made in one operation (the very float32 sums); the
+        first option writes its rows outright (min(inf, x) = x), the others take minima; states above ``_top`` are dropped (see ``_prune_top``)
+        only where ``_top`` is finite; the box's rows are the first and last finite entries, its
+        columns those of finite column minima. Returns (None, None, None) when nothing is finite.
+        """
+        Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
+        full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
+        self.cells += full.size
+        dts, cs = self._edge_arrays[m]
+        used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
+        A = np.add(P[None], cs[:used, None, None])  # P + c of every option at once (the same float32 sums)
+        n = min(i1, Tb - dts[0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
+        full[:n] = A[0, :n]
+        full[n:] = np.inf
+        for e in range(1, used):
+            n = min(i1, Tb - dts[e]) - i0 + 1
+            r = i0 + dts[e] - lo_i
+            dst = full[r:r + n]
+            np.minimum(dst, A[e, :n], out=dst)
+        s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
+        if s < full.shape[0]:
+            blk = full[s:]
+            blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
+        rows = (full != np.inf).any(axis=1)
+        r0 = int(rows.argmax())  # the first and last rows with a finite entry
+        if not rows[r0]:
+            return None, None, None
+        r1 = len(rows) - 1 - int(rows[::-1].argmax())
+        colmin = full[r0:r1 + 1].min(axis=0)
+        cols = colmin != np.inf
+        c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
+        return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1], colmin[c0:c1 + 1]
+
+    def _prune_top(self, layer: Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
 
         A state of cost c at time i with c > _top[i] is useless and is dropped: every extension
@@ -245,14 +224,19 @@ class ExpandedGraph:
         costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
         """
         L, top = self.L, self._top
-        for (i0, i1, j0, j1), sub in layer.live():
-            if j1 == L:
-                np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
+        tops = [(box, sub) for box, sub in zip(layer.boxes, layer.subs, strict=True) if box is not None and box[3] == L]
+        if not tops:
+            return  # nothing reaches the top bucket: _top (already a prefix minimum) is unchanged
+        for (i0, i1, j0, _), sub in tops:
+            np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
         np.minimum.accumulate(top, out=top)
+        fin = np.flatnonzero(top != np.inf)
+        self._top_from = int(fin[0]) if len(fin) else len(top)
 
     def _build(self) -> None:
         inst, L = self.instance, self.L
         self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
+        self._top_from = self.Tb + 1  # first index of a finite _top
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
         prev = None
@@ -261,10 +245,10 @@ class ExpandedGraph:
             self._prune_top(cur)
             self.layers.append(cur)
             prev = cur
-            live = [(b, s) for b, s in zip(cur.boxes, cur.subs, strict=True) if b is not None]
-            tops = [float(s[:, L - b[2]].min()) for b, s in live if b[3] == L]
+            live = [(b, c) for b, c in zip(cur.boxes, cur.colmins, strict=True) if b is not None]
+            tops = [float(c[L - b[2]]) for b, c in live if b[3] == L]
             best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
-            low = min((float(s.min()) for _, s in live), default=np.inf)
+            low = min((float(c.min()) for _, c in live), default=np.inf)
             if not np.isfinite(low) or low + cmin >= best_top:
                 break  # no continuation can be cheaper for any requirement up to the cap
         self.within(self.eta)
@@ -277,9 +261,13 @@ class ExpandedGraph:
         self.i_max = min(int(i_max), self.Tb)
         col = np.full((len(self.layers), self.L + 1), np.inf, dtype=np.float32)  # least cost per (layer, j)
         for k, lay in enumerate(self.layers):
-            for (i0, _, j0, j1), sub in lay.live():
-                if i0 <= self.i_max:
-                    np.minimum(col[k, j0:j1 + 1], sub[: self.i_max - i0 + 1].min(axis=0), out=col[k, j0:j1 + 1])
+            for box, sub, cmin in zip(lay.boxes, lay.subs, lay.colmins, strict=True):
+                if box is None:
+                    continue
+                i0, i1, j0, j1 = box
+                if i0 <= self.i_max:  # a box inside the time limit: its column minima
+                    part = cmin if i1 <= self.i_max else sub[: self.i_max - i0 + 1].min(axis=0)
+                    np.minimum(col[k, j0:j1 + 1], part, out=col[k, j0:j1 + 1])
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
 
@@ -337,14 +325,23 @@ class ExpandedGraph:
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
         m, i, jj = self.layers[k].first(v, i_max, j)
-        out: list[tuple[int, int]] = []
+        # backtrack to the first state whose path is known (a state's backtracking depends on the state alone)
+        memo, visited, steps, head = self._paths, [], [], ()
         for kk in range(k, -1, -1):
-            v = self.layers[kk].at(m, i, jj)
-            step = self._back(kk, m, i, jj, v)
-            out.append((m, step[0]))
+            key = (kk, m, i, jj)
+            if key in memo:
+                head = memo[key]
+                break
+            step = self._back(kk, m, i, jj, self.layers[kk].at(m, i, jj))
+            visited.append(key)
+            steps.append((m, step[0]))
             m, i, jj = step[1], step[2], step[3]
+        seq = list(head)
+        for key, st in zip(reversed(visited), reversed(steps), strict=True):
+            seq.append(st)
+            memo[key] = tuple(seq)
         ids = self.instance.model_ids
-        return [(ids[a], o) for a, o in reversed(out)]
+        return [(ids[a], o) for a, o in seq]
 
     def _back(self, kk: int, m: int, i: int, j: int, v) -> tuple[int, int, int, int]:
         """(option, previous model, previous time bucket, previous loss bucket) of a stored state."""

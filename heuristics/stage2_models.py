@@ -135,7 +135,9 @@ def chernoff_arguments(instance, g: float, factors: Sequence[float] = (0.5, 1.0,
     log_w = math.log(1 / (1 - instance.loss.quantile))
     ts = np.geomspace(0.02, 50.0, 81) * math.sqrt(2 * log_w) / sd
     noise = instance.models[r].noise
-    bounds = [-noise_log_laplace(noise, t * coef[r, :K]).sum() / t - log_w / t for t in ts]
+    # every argument at once: the transform is elementwise and each row sums like its own 1-D array
+    lap = noise_log_laplace(noise, ts[:, None] * coef[r, :K][None, :])
+    bounds = [-row.sum() / t - log_w / t for row, t in zip(lap, ts, strict=True)]
     t_star = float(ts[int(np.argmax(bounds))])  # largest guaranteed gain minus slack
     return [t_star * f for f in factors]
 

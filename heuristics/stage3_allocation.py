@@ -88,8 +88,55 @@ def cost_grid(cost: np.ndarray, max_denominator: int = 1000) -> float | None:
     return float(g)
 
 
+def _knapsack_dp(cost: np.ndarray, time: np.ndarray, units: np.ndarray, C: int,
+                 memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Least time of every rounded cost 0..C after each item, and the option that reaches it.
+
+    ``memo`` (one per search) keeps the rows after each prefix of items: an entry of cost c
+    depends on the entries <= c only, and an option dearer than C units is blocked at every
+    c <= C either way, so a prefix computed for a larger C gives these rows exactly (truncated).
+    """
+    n = cost.shape[0]
+    dp = np.full(C + 1, np.inf)
+    dp[0] = 0.0
+    arg = np.zeros((n, C + 1), dtype=np.int16)
+    cols = np.arange(C + 1)
+    flat = cols * cost.shape[1]  # row starts of the (cost, option) candidates, flattened
+    ids: tuple[int, ...] = ()
+    start = 0
+    if memo is not None:  # the longest prefix of items already done for a C at least this large
+        names = memo.setdefault("names", {})
+        ids = tuple(names.setdefault(np.isfinite(cost[i]).tobytes() + units[i].tobytes() + time[i].tobytes(),
+                                     len(names)) for i in range(n))
+        while start < n and memo.get(ids[:start + 1], (-1,))[0] >= C:
+            _, dp, row = memo[ids[:start + 1]]
+            arg[start] = row[:C + 1]
+            start += 1
+        dp = dp[:C + 1]
+    gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
+    for i in range(start, n):
+        # every option's candidate at once, laid out (cost, option) so each cost's options are
+        # contiguous; the first option reaching the least time wins (as a scan of the options
+        # with a strict improvement would choose); a blocked option adds inf (dp + inf = inf,
+        # the value the former masked assignment wrote)
+        usable = np.isfinite(cost[i]) & (units[i] <= C)
+        key = usable.tobytes() + units[i].tobytes() + time[i].tobytes()
+        if key not in gather:
+            idx = cols[:, None] - np.where(usable, units[i], 0)[None, :]
+            blocked = (idx < 0) | ~usable[None, :]
+            gather[key] = (np.maximum(idx, 0), np.where(blocked, np.inf, np.broadcast_to(time[i], idx.shape)))
+        idx, add = gather[key]
+        cand = dp[idx] + add
+        best_o = np.argmin(cand, axis=1)
+        dp = cand.ravel()[flat + best_o]  # cand[cols, best_o]
+        arg[i] = best_o  # 0 where dp is inf: argmin of a row of inf (no nan: inf + inf = inf)
+        if memo is not None:
+            memo[ids[:i + 1]] = (C, dp, best_o)
+    return dp, arg
+
+
 def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
-               stats: dict | None = None) -> tuple[np.ndarray, float] | None:
+               stats: dict | None = None, memo: dict | None = None) -> tuple[np.ndarray, float] | None:
     """Minimise total cost choosing one option per item with total time <= budget.
 
     Parameters
@@ -102,6 +149,8 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
     stats : dict, optional
         Its ``mckp_states`` grows by the DP's states (items x rounded costs; 0 when the
         Lagrangian bounds settle it without the DP): the work eps drives.
+    memo : dict, optional
+        Shared by the calls of one search: knapsack rows of item prefixes (:func:`_knapsack_dp`).
 
     Returns
     -------
@@ -119,7 +168,12 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
         ub_choice = np.argmin(time, axis=1)
         ub = float(cost[np.arange(n), ub_choice].sum())
     lb = max(lb, float(np.min(cost, axis=1).sum()))
-    grid = cost_grid(cost)
+    if memo is None:
+        grid = cost_grid(cost)
+    else:  # a pure function of the cost values: decided once per search
+        grids = memo.setdefault("grids", {})
+        gkey = np.unique(cost[np.isfinite(cost) & (cost > 0)]).tobytes()
+        grid = grids[gkey] if gkey in grids else grids.setdefault(gkey, cost_grid(cost))
     exact = grid is not None and ub / grid <= EXACT_STATES
     if not exact and (lb <= 0 or ub <= lb * (1 + eps)):
         ub_choice = polish(cost, time, budget, ub_choice)
@@ -131,27 +185,7 @@ def mckp_fptas(cost: np.ndarray, time: np.ndarray, budget: float, eps: float,
     C = int(np.floor(ub / delta)) + 1
     if stats is not None:
         stats["mckp_states"] = stats.get("mckp_states", 0) + n * (C + 1)
-    dp = np.full(C + 1, np.inf)
-    dp[0] = 0.0
-    arg = np.zeros((n, C + 1), dtype=np.int16)
-    cols = np.arange(C + 1)
-    gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
-    for i in range(n):
-        # every option's candidate at once, laid out (cost, option) so each cost's options are
-        # contiguous; the first option reaching the least time wins (as a scan of the options
-        # with a strict improvement would choose); a blocked option adds inf (dp + inf = inf,
-        # the value the former masked assignment wrote)
-        usable = np.isfinite(cost[i]) & (units[i] <= C)
-        key = usable.tobytes() + units[i].tobytes() + time[i].tobytes()
-        if key not in gather:
-            idx = cols[:, None] - np.where(usable, units[i], 0)[None, :]
-            blocked = (idx < 0) | ~usable[None, :]
-            gather[key] = (np.maximum(idx, 0), np.where(blocked, np.inf, np.broadcast_to(time[i], idx.shape)))
-        idx, add = gather[key]
-        cand = dp[idx] + add
-        best_o = np.argmin(cand, axis=1)
-        dp = cand[cols, best_o]
-        arg[i] = np.where(np.isfinite(dp), best_o, 0)
+    dp, arg = _knapsack_dp(cost, time, units, C, memo)
     feasible = np.nonzero(dp <= budget)[0]
     if len(feasible) == 0:  # cannot happen (the incumbent is representable), kept for safety
         return ub_choice, ub
@@ -197,14 +231,16 @@ def polish(cost: np.ndarray, time: np.ndarray, budget: float, choice: np.ndarray
     n = len(choice)
     if n == 0:
         return choice
-    _, row_id = np.unique(np.concatenate([np.nan_to_num(cost, posinf=-1.0), np.nan_to_num(time, posinf=-1.0)],
-                                         axis=1), axis=0, return_inverse=True)
+    # items with equal (cost, time) rows share a label (only the grouping matters: classes keep item order)
+    labels: dict[bytes, int] = {}
+    rows_ct = np.concatenate([np.nan_to_num(cost, posinf=-1.0), np.nan_to_num(time, posinf=-1.0)], axis=1) + 0.0  # -0 -> 0
+    row_id = [labels.setdefault(r.tobytes(), len(labels)) for r in rows_ct]
     rows = np.arange(n)
     for _ in range(max_moves):
         slack = budget - float(time[rows, choice].sum())
         classes: dict[tuple[int, int], list[int]] = {}
         for i in range(n):
-            classes.setdefault((int(row_id[i]), int(choice[i])), []).append(i)
+            classes.setdefault((row_id[i], int(choice[i])), []).append(i)
         members = list(classes.values())
         reps = np.array([m[0] for m in members])
         dc = cost[reps] - cost[reps, choice[reps]][:, None]  # (classes, options)
@@ -244,11 +280,12 @@ def _sorted_runs(rows: Sequence[int], chosen: Sequence[int]) -> tuple[int, ...]:
 
 
 def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: float,
-             opts: Options | None = None, stats: dict | None = None) -> Allocation | None:
+             opts: Options | None = None, stats: dict | None = None, memo: dict | None = None) -> Allocation | None:
     """Cheapest (within 1 + eps) cluster and level for every epoch of ``models``.
 
     Returns None when no allocation meets the time budget. ``stats`` counts the knapsack DP's
-    states (:func:`mckp_fptas`).
+    states (:func:`mckp_fptas`); ``memo`` (one dict per search) lets sequences that share their
+    first epochs share the knapsack rows of those epochs (:func:`_knapsack_dp`).
     """
     opts = opts if opts is not None else options(instance, datasets)
     midx = {m: i for i, m in enumerate(instance.model_ids)}
@@ -269,7 +306,7 @@ def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: floa
             continue
         cost = np.tile(opts.cost[keep], (len(rows), 1))
         time = opts.time[np.ix_(rows, keep)]
-        res = mckp_fptas(cost, time, instance.time_budget, eps, stats)
+        res = mckp_fptas(cost, time, instance.time_budget, eps, stats, memo)
         if res is None:
             continue
         choice, c = res
