@@ -52,7 +52,6 @@ def _clear(keep: str) -> None:
         lattice.term_pmf.cache_clear()
     quantile._cached_bracket.cache_clear()
     quantile._cached_lattice.cache_clear()
-    plain_bracket.cache_clear()
 
 
 def _median_ms(fn, repeat: int, keep: str = "tables") -> float:

@@ -115,13 +115,13 @@ def clear_tables() -> None:
     term_pmf.cache_clear()
 
 
-def grid_step(dist, coef: float, h: float) -> float:
-    """The table step for a term: the largest power of two ``<= GRID_FRACTION h / |c|``.
+def grid_step(dist, coef: float, h: float, fraction: float = GRID_FRACTION) -> float:
+    """The table step for a term: the largest power of two ``<= fraction h / |c|``.
 
     Coarsened (more slack, reported) when the table would exceed ``MAX_TABLE`` points.
     """
     zlo, zhi = core(dist)
-    d = min(GRID_FRACTION * h / abs(coef), (zhi - zlo) / 4)  # at least three grid points inside the core
+    d = min(fraction * h / abs(coef), (zhi - zlo) / 4)  # at least three grid points inside the core
     d = max(d, (zhi - zlo) / MAX_TABLE)
     return 2.0 ** math.floor(math.log2(d))
 
@@ -179,8 +179,13 @@ def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, floa
 
 
 @lru_cache(maxsize=4096)
-def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float, float]:
+def term_pmf(dist, coef: float, h: float,
+             fraction: float = GRID_FRACTION) -> tuple[int, np.ndarray, float, float, float]:
     """Lattice sub-probability of ``coef * Z`` rounded up: (start, masses, beta, err, slack).
+
+    The table step is :func:`grid_step` (``|c| d <= fraction h``); the slack is ``h + |c| d``
+    with its safety factor, and every lattice point satisfies the pointwise inequalities
+    ``G(x_j) <= P(T <= x_j)`` and ``P(T <= x_j - |c| d (1 + INDEX_SLACK)) <= G(x_j) + beta``.
 
     ``masses[i]`` sits at lattice index ``start + i``; the mass below the core is *lumped*
     at the first lattice point whose grid index lies in the core (moved up: ``G`` stays a
@@ -188,7 +193,7 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
     ``beta`` (the moved masses) and ``err`` (round-off) are the term's shares of the
     budgets. Memoised: the masses are read-only.
     """
-    d = grid_step(dist, coef, h)
+    d = grid_step(dist, coef, h, fraction)
     t = table(dist, d)
     zlo, zhi = core(dist)
     tlo, thi = sorted((coef * zlo, coef * zhi))

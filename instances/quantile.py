@@ -26,11 +26,13 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft
 
+from deplbench.instances import smooth
 from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, merge_smallest, term_pmf
 from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
 MAX_POINTS = 1 << 21  # lattice points per term, at most
+LIGHT = 4096  # convolutions of the histogram bracket shorter than this keep their tails
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class Bracket:
     tail_mass: float  # beta: mass dropped from tails
     round_off: float  # err: bound on the L1 round-off of the computed distribution
     slack: float = 0.0  # s: bound on the total rounding (upper sum minus the loss, on the core)
+    kolmogorov: float = 0.0  # E: the larger budget of the histogram terms (0: the lattice bracket)
 
     @property
     def width(self) -> float:
@@ -119,6 +122,21 @@ def lattice_step(terms: LossTerms, width: float) -> float:
     return max(width / (n + 1 + GRID_FRACTION * n), max(spans) / MAX_POINTS)
 
 
+def _combine(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
+    """The sum of two lattice pmfs, its tails lumped and trimmed (for :func:`merge_smallest`)."""
+    out, e = _convolve(a, b)
+    start, out, moved, e2 = lump_trim(sa + sb, out)
+    return start, out, moved, (e, e2)
+
+
+def _combine_light(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
+    """:func:`_combine` that lumps and trims only long results (short ones cost more to trim than to keep)."""
+    if len(a) + len(b) <= LIGHT:
+        out, e = _convolve(a, b)
+        return sa + sb, out, 0.0, (e,)
+    return _combine(sa, a, sb, b)
+
+
 def _lattice_of(terms: LossTerms, width: float) -> Lattice:
     """(start, pmf, h, beta, err, slack) of the sum of the terms rounded up to the lattice of step h.
 
@@ -139,14 +157,47 @@ def _lattice_of(terms: LossTerms, width: float) -> Lattice:
         slack += s
         pmfs.append((j0, pmf))
 
-    def combine(sa, a, sb, b):
-        out, e = _convolve(a, b)
-        start, out, moved, e2 = lump_trim(sa + sb, out)
-        return start, out, moved, (e, e2)
-
-    start, pmf, beta, err = merge_smallest(pmfs, combine, beta, err)
+    start, pmf, beta, err = merge_smallest(pmfs, _combine, beta, err)
     pmf.setflags(write=False)
     return start, pmf, h, beta, err, slack * (1 + 4 * n * EPS)
+
+
+def _smooth_at(terms: LossTerms, omega: float, h: float, hist: list[bool]) -> Bracket | None:
+    """The bracket with the terms flagged in ``hist`` as histograms (:mod:`.smooth`), step ``h``."""
+    pmfs, beta, err, shift, E_lo, E_up, k = smooth.term_parts(terms, h, hist)
+    if k == 0:
+        return None
+    start, pmf, beta, err = merge_smallest(pmfs, _combine_light, beta, err)
+    cdf = np.cumsum(pmf)
+    err += (len(cdf) + 2 * k + 2) * EPS  # the cumulative sum, then a k-term dot product per point
+    K = smooth.irwin_hall(k)
+    r = K.shape[1]
+    up = smooth.crossing(cdf, pmf, K, omega + E_lo + err)
+    hi = math.inf if up is None else terms.offset + (start + up[0] + up[1] / r) * h
+    need = omega - E_up - beta - err
+    shift *= 1 + 4 * len(terms.dists) * EPS
+    if need <= 0:
+        lo = -math.inf
+    else:
+        down = smooth.crossing(cdf, pmf, K, need)  # the point before it has H < need
+        j = start + len(pmf) + k if down is None else start + down[0] + (down[1] - 1) / r
+        lo = terms.offset + j * h - shift
+    return Bracket(float(lo), float(hi), h, len(terms.dists), len(pmf), beta, err, shift, max(E_lo, E_up))
+
+
+def _smooth_bracket(terms: LossTerms, omega: float, width: float) -> Bracket | None:
+    """The histogram bracket of :mod:`.smooth` if it reaches ``width`` (one retry at a finer step)."""
+    h, hist = smooth.plan_step(terms, omega, width)
+    for _ in range(2):
+        if h < lattice_step(terms, width):  # the lattice bracket is as fine: no gain
+            return None
+        br = _smooth_at(terms, omega, h, hist)
+        if br is None or not (math.isfinite(br.lo) and math.isfinite(br.hi)):
+            return None
+        if br.width <= width:
+            return br
+        h *= smooth.AIM * width / br.width
+    return None
 
 
 def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
@@ -154,6 +205,10 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
     n = len(terms.dists)
     if n == 0:
         return Bracket(terms.offset, terms.offset, 0.0, 0, 1, 0.0, 0.0)
+    if n >= smooth.MIN_TERMS:
+        br = _smooth_bracket(terms, omega, width)
+        if br is not None:
+            return br
     start, pmf, h, beta, err, slack = _lattice(terms, width)
     cdf = np.cumsum(pmf)
     err += len(cdf) * EPS  # summation round-off of the cumulative sum

@@ -1,0 +1,205 @@
+"""Certified quantile bracket with histogram (Kolmogorov) terms: the fast path for many terms.
+
+The bracket of :mod:`deplbench.instances.quantile` pays a slack of about ``h`` per term (the
+lattice rounding), so a bracket of width ``W`` over ``n`` terms needs ``h ~ W / (1.1 n)``. Here a
+term may instead be replaced by its *histogram* ``A = L - V`` (``L`` the term's lattice variable
+of :func:`~deplbench.instances.lattice.term_pmf`, ``V ~ U(0, h)`` independent): ``F_A`` is the
+linear interpolation of the lattice CDF, whose distance to the term's CDF is second order in
+``h`` and is bounded rigorously from the law's density (unimodal, known mode and peak):
+
+    F_A(x) - e <= P(T <= x) <= F_A(x + rho) + e + b      for every x,
+
+with ``rho = |c| d`` the table-rounding shift (``d`` a fine table step), ``b`` the tail budget and
+``e = (h / 4) max_j osc(f_T, [x_j - rho, x_{j+1}])`` (:func:`term_error`). Terms whose ``e``
+would cost more than the shift ``h`` (unbounded or jumping densities) keep the lattice form.
+The sum of the ``k`` uniforms is ``h`` times an Irwin-Hall law, whose CDF at the fractions
+``i + t / r`` is computed exactly in integers (:func:`irwin_hall`); the CDF of the sum of the
+approximations near the quantile is then a short dot product per point. Proof and the
+composition lemma: docs/evaluator.md.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from scipy import special
+
+from deplbench.instances.lattice import INDEX_SLACK, grid_step, term_pmf
+
+EPS = float(np.finfo(float).eps)
+FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
+RES = 8  # the CDF of the sum is read at the fractions t / RES of the lattice step
+PDF_REL = 1e-8  # relative error allowed to a computed density value (far above its float error)
+MIN_TERMS = 8  # fewer terms: the lattice bracket (its slack is small anyway)
+AIM = 0.95  # share of the requested width the step is chosen for (the rest: model error)
+
+
+@lru_cache(maxsize=64)
+def irwin_hall(k: int, r: int = RES) -> np.ndarray:
+    """``K[m - 1, t] = P(S_k >= m - t / r)`` for ``m = 1..k``, ``t = 0..r-1``, ``S_k`` Irwin-Hall.
+
+    ``P(S_k >= m - t/r) = P(S_k <= k - m + t/r)`` (symmetry) ``= N / (k! r^k)`` with the integer
+    ``N = sum_{j <= i} (-1)^j C(k, j) (r (i - j) + t)^k``, ``i = k - m``: exact, then rounded once
+    (Python's int division is correctly rounded).
+    """
+    pw = [v ** k for v in range(r * k + 1)]
+    den = math.factorial(k) * r ** k
+    binom = [math.comb(k, j) for j in range(k + 1)]
+    out = np.empty((k, r))
+    for i in range(k):
+        for t in range(r):
+            num = sum((-1) ** j * binom[j] * pw[r * (i - j) + t] for j in range(i + 1))
+            out[k - 1 - i, t] = num / den
+    out.setflags(write=False)
+    return out
+
+
+def density_cap(dist, coef: float) -> float:
+    """An upper bound on the density of ``coef * Z`` (``peak / |c|``, padded; inf if unknown)."""
+    if dist.peak is None or dist.mode is None or not math.isfinite(dist.peak):
+        return math.inf
+    return dist.peak / abs(coef) * (1 + PDF_REL)
+
+
+@lru_cache(maxsize=8192)
+def term_l1(dist, coef: float, h: float, rho: float) -> tuple[float, float]:
+    """Bounds on ``int (F_A - F)^+`` and ``int (F - F_A(. + rho) - b)^+`` for the histogram of ``coef * Z``.
+
+    ``F`` is the CDF of ``T = coef Z`` with the unimodal density ``f`` (peak ``P``), ``F_A`` the
+    linear interpolation of the term's lattice CDF. Per cell the first is at most the integral
+    of ``(chord - F)^+``, which is 0 where ``f`` decreases, at most ``osc(f) h^2 / 8`` where it
+    increases and ``osc(f) h^2 / 6`` on the cell holding the mode: summed, with ``[a, b]`` the
+    mode's cell, ``f(a) h^2 / 8 + (P - min(f(a), f(b))) h^2 / 6``. The second is the same on the
+    cells shifted by ``-rho``, ``f`` decreasing instead (docs/evaluator.md).
+    """
+    c = abs(coef)
+    m = coef * dist.mode  # the mode of T
+    peak = dist.peak / c * (1 + PDF_REL)
+    ja, jb = math.floor(m / h), math.floor((m + rho) / h)
+    x = np.array([ja * h, (ja + 1) * h, jb * h - rho, (jb + 1) * h - rho])
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        f = np.asarray(dist.pdf(x / coef), dtype=float) / c
+    fa, fb, sa, sb = (float(v) for v in f)
+    lo = fa * (1 + PDF_REL) * h * h / 8 + (peak - min(fa, fb) * (1 - PDF_REL)) * h * h / 6
+    up = sb * (1 + PDF_REL) * h * h / 8 + (peak - min(sa, sb) * (1 - PDF_REL)) * h * h / 6
+    return lo * (1 + 1e-9), up * (1 + 1e-9)
+
+
+def rest_density(caps: list[float]) -> list[float]:
+    """For each i, a bound on the density of the sum of the terms ``j != i`` with density caps ``caps``.
+
+    Rogozin: the sum's maximal density is at most that of a sum of uniforms of densities
+    ``caps``; Ball's cube slicing: that is at most ``sqrt(2) / sqrt(sum caps^-2)``. A sum is
+    also no denser than any one of its terms.
+    """
+    inv = [1 / (m * m) if math.isfinite(m) else 0.0 for m in caps]
+    q = sum(inv)
+    order = sorted(range(len(caps)), key=lambda j: caps[j])
+    out = []
+    for i in range(len(caps)):
+        rest = q - inv[i]
+        ball = math.sqrt(2 / rest) * (1 + 1e-12) if rest > q * 1e-12 else math.inf
+        one = caps[order[0]] if order[0] != i else (caps[order[1]] if len(order) > 1 else math.inf)
+        out.append(min(ball, one))
+    return out
+
+
+def density_at_quantile(terms, omega: float) -> float:
+    """A rough (normal) guess of the loss density at its omega-quantile: only steers the step."""
+    sd = math.sqrt(terms.var)
+    z = special.ndtri(omega)
+    return math.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))
+
+
+def plan_step(terms, omega: float, width: float) -> tuple[float, list[bool]]:
+    """The step ``h`` and the terms kept as histograms, chosen for a bracket of about ``width``.
+
+    Width model: ``2 E / f + h (2 / RES + n FRACTION + n_shift)`` with ``E = sum_i g_i h^2``,
+    ``g_i = M_i M_{-i} / 3`` over the histogram terms (:func:`term_parts`) and ``f`` the normal
+    guess of the density. A term is a histogram when its ``2 g_i h^2 / f`` is below the shift
+    ``h`` it would pay otherwise.
+    """
+    f = density_at_quantile(terms, omega)
+    caps = [density_cap(d, c) for d, c in zip(terms.dists, terms.coefs, strict=True)]
+    g = [m * r / 8 for m, r in zip(caps, rest_density(caps), strict=True)]
+    n = len(g)
+    h = width / (n + 1)
+    for _ in range(4):
+        hist = [2 * gi * h * h / f < h for gi in g]
+        A = 2 * sum(gi for gi, s in zip(g, hist, strict=True) if s) / f
+        B = 2 / RES + n * FRACTION + sum(not s for s in hist)
+        target = AIM * width
+        h = target / B if A == 0 else (-B + math.sqrt(B * B + 4 * A * target)) / (2 * A)
+    return h, [2 * gi * h * h / f < h for gi in g]
+
+
+def sum_cdf(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """``H[J, t] = P(L - h S_k <= x_J + t h / r)`` for lattice indices ``J`` (relative to the pmf).
+
+    ``= C_J + sum_{m=1..k} p_{J+m} P(S_k >= m - t / r)``, ``C`` the lattice CDF (0 before, its
+    total after the pmf).
+    """
+    k = K.shape[0]
+    n = len(pmf)
+    pad = np.concatenate((np.zeros(k + 1), pmf, np.zeros(k + 1)))
+    C = np.concatenate(([0.0], cdf, [cdf[-1]]))
+    Jc = np.clip(J, -1, n)
+    base = C[Jc + 1]
+    win = sliding_window_view(pad, k)[J + k + 2]  # p_{J+1} .. p_{J+k}
+    return base[:, None] + win @ K
+
+
+def crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
+    """The first (J, t) in increasing order of ``x_J + t h / r`` with ``H >= level`` (None: never)."""
+    k = K.shape[0]
+    n = len(pmf)
+    J1 = int(np.searchsorted(cdf, level, side="left"))  # H(x_J1) >= cdf[J1] >= level
+    if J1 >= n:  # the total mass stays below the level
+        return None
+    J = np.arange(J1 - k - 1, J1 + 1)
+    H = sum_cdf(cdf, pmf, K, J)
+    hit = np.flatnonzero((H >= level).ravel())
+    if len(hit) == 0:
+        return None
+    i = int(hit[0])
+    return int(J[i // K.shape[1]]), i % K.shape[1]
+
+
+def term_shift(dist, coef: float, h: float) -> float:
+    """``rho = |c| d`` with the index safety factor: the table-rounding shift of a term."""
+    return abs(coef) * grid_step(dist, coef, h, FRACTION) * (1 + INDEX_SLACK)
+
+
+def term_parts(terms, h: float, hist: list[bool]):
+    """Per-term lattice pmfs and the budgets: (pmfs, beta, err, shift S, E_lo, E_up, k histogram terms).
+
+    ``E_lo = sum_i l_i M_{-i}`` and ``E_up = sum_i u_i M_{-i}`` over the histogram terms, with
+    ``(l_i, u_i)`` the L1 bounds of :func:`term_l1` and ``M_{-i}`` a bound on the density of the
+    other terms (:func:`rest_density`; a histogram term counts with the larger of its two caps,
+    its histogram's being its largest cell mass over h).
+    """
+    pmfs, beta, err, shift = [], 0.0, 0.0, 0.0
+    l1, both = [], []
+    for d, c, s in zip(terms.dists, terms.coefs, hist, strict=True):
+        j0, pmf, b, e, sl = term_pmf(d, c, h, FRACTION)
+        m = density_cap(d, c)
+        s = s and math.isfinite(m)
+        beta += b
+        err += e
+        if s:
+            rho = term_shift(d, c, h)
+            shift += rho
+            l1.append(term_l1(d, c, h, rho))
+            both.append(max(m, (float(pmf.max()) + e) / h))
+        else:
+            shift += sl
+            l1.append(None)
+            both.append(m)
+        pmfs.append((j0, pmf))
+    rest = rest_density(both)
+    E_lo = sum(v[0] * r for v, r in zip(l1, rest, strict=True) if v is not None) * (1 + 1e-9)
+    E_up = sum(v[1] * r for v, r in zip(l1, rest, strict=True) if v is not None) * (1 + 1e-9)
+    return pmfs, beta, err, shift, E_lo, E_up, sum(v is not None for v in l1)
