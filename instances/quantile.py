@@ -221,14 +221,6 @@ def _bracket(terms: LossTerms, omega: float, width: float) -> Bracket:
         j_lo = int(np.searchsorted(cdf, need, side="left"))
         j_lo = min(j_lo, len(cdf) - 1)
         lo = float(terms.offset + (start + j_lo) * h - slack)
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        # a law at the magnitude caps can leave the table's core with (almost) no mass (e.g.
-        # gamma of shape 1e-12); the plain construction is certified too and handles it
-        from deplbench.instances.plain_quantile import plain_bracket, plain_step
-
-        plo, phi = plain_bracket(terms, omega, width)
-        if math.isfinite(plo) and math.isfinite(phi):
-            return Bracket(float(plo), float(phi), plain_step(terms, width), n, 0, 0.0, 0.0, 0.0)
     return Bracket(lo, hi, h, n, len(pmf), beta, err, slack)
 
 
