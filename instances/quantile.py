@@ -32,7 +32,6 @@ from deplbench.instances.loss import LossTerms
 
 EPS = np.finfo(float).eps
 MAX_POINTS = 1 << 21  # lattice points per term, at most
-LIGHT = 4096  # convolutions of the histogram bracket shorter than this keep their tails
 
 
 @dataclass(frozen=True)
@@ -129,14 +128,6 @@ def _combine(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
     return start, out, moved, (e, e2)
 
 
-def _combine_light(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
-    """:func:`_combine` that lumps and trims only long results (short ones cost more to trim than to keep)."""
-    if len(a) + len(b) <= LIGHT:
-        out, e = _convolve(a, b)
-        return sa + sb, out, 0.0, (e,)
-    return _combine(sa, a, sb, b)
-
-
 def _lattice_of(terms: LossTerms, width: float) -> Lattice:
     """(start, pmf, h, beta, err, slack) of the sum of the terms rounded up to the lattice of step h.
 
@@ -167,7 +158,7 @@ def _smooth_at(terms: LossTerms, omega: float, h: float, hist: list[bool]) -> Br
     pmfs, beta, err, shift, E_lo, E_up, k = smooth.term_parts(terms, h, hist)
     if k == 0:
         return None
-    start, pmf, beta, err = merge_smallest(pmfs, _combine_light, beta, err)
+    start, pmf, beta, err = smooth.merge_levels(pmfs, beta, err)
     cdf = np.cumsum(pmf)
     err += (len(cdf) + 2 * k + 2) * EPS  # the cumulative sum, then a k-term dot product per point
     K = smooth.irwin_hall(k)
@@ -196,7 +187,7 @@ def _smooth_bracket(terms: LossTerms, omega: float, width: float) -> Bracket | N
             return None
         if br.width <= width:
             return br
-        h *= smooth.AIM * width / br.width
+        h = smooth.quantised(h * smooth.AIM * width / br.width)
     return None
 
 

@@ -25,16 +25,18 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import special
+from scipy import fft, special
 
-from deplbench.instances.lattice import INDEX_SLACK, grid_step, term_pmf
+from deplbench.instances.lattice import INDEX_SLACK, grid_step, lump_trim, term_pmf
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
 RES = 8  # the CDF of the sum is read at the fractions t / RES of the lattice step
 PDF_REL = 1e-8  # relative error allowed to a computed density value (far above its float error)
 MIN_TERMS = 8  # fewer terms: the lattice bracket (its slack is small anyway)
-AIM = 0.95  # share of the requested width the step is chosen for (the rest: model error)
+AIM = 0.9  # share of the requested width the step is chosen for (the rest: model error)
+LIGHT = 4096  # sums shorter than this keep their tails (trimming them costs more than it saves)
+BUCKET = 1.5  # convolutions batched into one FFT call have output lengths within this ratio
 
 
 @lru_cache(maxsize=64)
@@ -133,7 +135,13 @@ def plan_step(terms, omega: float, width: float) -> tuple[float, list[bool]]:
         B = 2 / RES + n * FRACTION + sum(not s for s in hist)
         target = AIM * width
         h = target / B if A == 0 else (-B + math.sqrt(B * B + 4 * A * target)) / (2 * A)
+    h = quantised(h)
     return h, [2 * gi * h * h / f < h for gi in g]
+
+
+def quantised(h: float) -> float:
+    """``h`` rounded down to a power of ``2^(1/4)``: plans of similar spread share their term lattices."""
+    return 2.0 ** (math.floor(4 * math.log2(h)) / 4)
 
 
 def sum_cdf(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, J: np.ndarray) -> np.ndarray:
@@ -203,3 +211,57 @@ def term_parts(terms, h: float, hist: list[bool]):
     E_lo = sum(v[0] * r for v, r in zip(l1, rest, strict=True) if v is not None) * (1 + 1e-9)
     E_up = sum(v[1] * r for v, r in zip(l1, rest, strict=True) if v is not None) * (1 + 1e-9)
     return pmfs, beta, err, shift, E_lo, E_up, sum(v is not None for v in l1)
+
+
+def fft_error(N: int) -> float:
+    """L1 round-off bound of one FFT convolution of length ``N`` of two vectors of mass <= 1.
+
+    As in :func:`deplbench.instances.quantile._convolve`: Higham's 2-norm bound with a safety
+    factor 5, then Cauchy-Schwarz to L1.
+    """
+    gamma = 5 * math.ceil(math.log2(max(N, 2))) * EPS
+    return math.sqrt(N) * (3 * gamma + EPS) + N * EPS
+
+
+def _batch(pairs: list[tuple[int, np.ndarray, int, np.ndarray]]) -> list[tuple[int, np.ndarray, float]]:
+    """The convolutions of ``pairs`` ``(sa, a, sb, b)`` in one batched real FFT: (start, masses, round-off)."""
+    n = max(len(a) + len(b) - 1 for _, a, _, b in pairs)
+    N = fft.next_fast_len(n, real=True)
+    A = np.zeros((len(pairs), N))
+    B = np.zeros((len(pairs), N))
+    for i, (_, a, _, b) in enumerate(pairs):
+        A[i, :len(a)] = a
+        B[i, :len(b)] = b
+    C = fft.irfft(fft.rfft(A, axis=1) * fft.rfft(B, axis=1), N, axis=1)
+    np.maximum(C, 0.0, out=C)  # towards the exact (non-negative) values
+    e = fft_error(N)
+    return [(sa + sb, C[i, :len(a) + len(b) - 1], e) for i, (sa, a, sb, b) in enumerate(pairs)]
+
+
+def merge_levels(pmfs: list[tuple[int, np.ndarray]], beta: float, err: float) -> tuple[int, np.ndarray, float, float]:
+    """Convolve lattice pmfs ``(start, masses)`` level by level: the shortest two together, then the
+    next two, ...; the convolutions of a level with similar lengths share one batched FFT call.
+
+    Long results (over ``LIGHT``) are lumped and trimmed (:func:`lump_trim`), their moved mass
+    added to ``beta``; every round-off bound is added to ``err``. Returns (start, pmf, beta, err).
+    """
+    items = sorted(pmfs, key=lambda p: len(p[1]))
+    while len(items) > 1:
+        pairs = [(*items[i], *items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        nxt = [items[-1]] if len(items) % 2 else []
+        group: list = []
+        for p in pairs + [None]:
+            if p is not None and (not group or len(p[1]) + len(p[3]) <= BUCKET * (len(group[0][1]) + len(group[0][3]))):
+                group.append(p)
+                continue
+            for start, out, e in _batch(group):
+                err += e
+                if len(out) > LIGHT:
+                    start, out, moved, e2 = lump_trim(start, out)
+                    beta += moved
+                    err += e2
+                nxt.append((start, out))
+            group = [p] if p is not None else []
+        items = sorted(nxt, key=lambda p: len(p[1]))
+    start, pmf = items[0]
+    return start, pmf, beta, err
