@@ -177,10 +177,10 @@ def _smooth_at(terms: LossTerms, omega: float, h: float, hist: list[bool]) -> Br
 
 
 def _smooth_bracket(terms: LossTerms, omega: float, width: float) -> Bracket | None:
-    """The histogram bracket of :mod:`.smooth` if it reaches ``width`` (one retry at a finer step)."""
+    """The histogram bracket of :mod:`.smooth` if it reaches ``width`` (two retries at finer steps)."""
     h, hist = smooth.plan_step(terms, omega, width)
-    for _ in range(2):
-        if h < lattice_step(terms, width):  # the lattice bracket is as fine: no gain
+    for _ in range(3):
+        if h < smooth.GAIN * lattice_step(terms, width):  # not worth it: the lattice bracket is almost as coarse
             return None
         br = _smooth_at(terms, omega, h, hist)
         if br is None or not (math.isfinite(br.lo) and math.isfinite(br.hi)):

@@ -34,6 +34,7 @@ FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per t
 RES = 8  # the CDF of the sum is read at the fractions t / RES of the lattice step
 PDF_REL = 1e-8  # relative error allowed to a computed density value (far above its float error)
 MIN_TERMS = 8  # fewer terms: the lattice bracket (its slack is small anyway)
+GAIN = 2.0  # the histogram bracket is tried when its step is at least this many times the lattice one
 AIM = 0.9  # share of the requested width the step is chosen for (the rest: model error)
 LIGHT = 4096  # sums shorter than this keep their tails (trimming them costs more than it saves)
 BUCKET = 1.5  # convolutions batched into one FFT call have output lengths within this ratio
