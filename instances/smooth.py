@@ -1,21 +1,22 @@
-"""Certified quantile bracket with histogram (Kolmogorov) terms: the fast path for many terms.
+"""Certified quantile bracket with histogram terms: the fast path for sums of many terms.
 
-The bracket of :mod:`deplbench.instances.quantile` pays a slack of about ``h`` per term (the
-lattice rounding), so a bracket of width ``W`` over ``n`` terms needs ``h ~ W / (1.1 n)``. Here a
-term may instead be replaced by its *histogram* ``A = L - V`` (``L`` the term's lattice variable
-of :func:`~deplbench.instances.lattice.term_pmf`, ``V ~ U(0, h)`` independent): ``F_A`` is the
-linear interpolation of the lattice CDF, whose distance to the term's CDF is second order in
-``h`` and is bounded rigorously from the law's density (unimodal, known mode and peak):
+The lattice bracket of :mod:`deplbench.instances.quantile` pays a slack of about ``h`` per term
+(the rounding), so a bracket of width ``W`` over ``n`` terms needs ``h ~ W / (1.1 n)``. Here a term
+``T = c Z`` with a bounded unimodal density may instead be replaced by its *histogram*
+``A = L - V`` (``L`` the term's lattice variable of :func:`~deplbench.instances.lattice.term_pmf`,
+``V ~ U(0, h)`` independent): ``F_A`` is the linear interpolation of the lattice CDF, and
 
-    F_A(x) - e <= P(T <= x) <= F_A(x + rho) + e + b      for every x,
+    P(T + R <= x) >= P(A + R <= x) - l M(R),
+    P(T + R <= x) <= P(A + R <= x + rho) + b + u M(R)
 
-with ``rho = |c| d`` the table-rounding shift (``d`` a fine table step), ``b`` the tail budget and
-``e = (h / 4) max_j osc(f_T, [x_j - rho, x_{j+1}])`` (:func:`term_error`). Terms whose ``e``
-would cost more than the shift ``h`` (unbounded or jumping densities) keep the lattice form.
+for any independent ``R`` with density at most ``M(R)``, where ``l, u`` bound the L1 distances
+of :func:`term_l1` (second order in ``h``: from the density's peak and its values at the mode's
+cell), ``rho = |c| d`` is the table shift and ``b`` the tail budget. ``M(R)`` is bounded by
+Rogozin's and Ball's inequalities from the terms' density caps (:func:`rest_density`). Terms
+whose bound would cost more than the shift ``h`` (unbounded densities) keep the lattice form.
 The sum of the ``k`` uniforms is ``h`` times an Irwin-Hall law, whose CDF at the fractions
-``i + t / r`` is computed exactly in integers (:func:`irwin_hall`); the CDF of the sum of the
-approximations near the quantile is then a short dot product per point. Proof and the
-composition lemma: docs/evaluator.md.
+``i + t / r`` is computed exactly in integers (:func:`irwin_hall`); the CDF of the sum near the
+quantile is then a short dot product per point (:func:`crossing`). Proof: docs/evaluator.md.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, special
 
-from deplbench.instances.lattice import INDEX_SLACK, grid_step, lump_trim, term_pmf
+from deplbench.instances.lattice import lump_trim, term_pmf
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -178,8 +179,12 @@ def crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
 
 
 def term_shift(dist, coef: float, h: float) -> float:
-    """``rho = |c| d`` with the index safety factor: the table-rounding shift of a term."""
-    return abs(coef) * grid_step(dist, coef, h, FRACTION) * (1 + INDEX_SLACK)
+    """The shift ``rho`` of a histogram term: its lattice slack minus ``h`` (``|c| d`` with its safety factor).
+
+    ``P(T <= x_j - rho) <= G(x_j) + b`` at every lattice point (:func:`term_pmf`; a term narrower
+    than a step has its own, larger ``rho``).
+    """
+    return term_pmf(dist, coef, h, FRACTION)[4] - h
 
 
 def term_parts(terms, h: float, hist: list[bool]):
@@ -199,7 +204,7 @@ def term_parts(terms, h: float, hist: list[bool]):
         beta += b
         err += e
         if s:
-            rho = term_shift(d, c, h)
+            rho = sl - h  # >= |c| d (1 + INDEX_SLACK), or the narrow term's rho
             shift += rho
             l1.append(term_l1(d, c, h, rho))
             both.append(max(m, (float(pmf.max()) + e) / h))

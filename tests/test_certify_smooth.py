@@ -66,7 +66,7 @@ def test_histogram_l1_bound_against_the_true_cdf(name, coef):
     sd = abs(coef) * math.sqrt(d.var)
     for h in (sd / 7, sd / 40):
         j0, pmf, b, _, _ = lattice.term_pmf(d, coef, h, smooth.FRACTION)
-        rho = smooth.term_shift(d, coef, h)
+        rho = smooth.term_shift(d, coef, h)  # its lattice slack minus h
         xj = (j0 - 1 + np.arange(len(pmf) + 1)) * h  # G = 0 at the point before the first mass
         G = np.concatenate(([0.0], np.cumsum(pmf)))
         lo, hi = xj[0] - 3 * h, xj[-1] + 3 * h
