@@ -40,7 +40,8 @@ class Dist:
     value: float | None = None
     sampler: Callable | None = None  # fast native sampler (rng, size) -> draws, when there is one
     #: density (0 off the support) of a *unimodal* law whose supremum over R is ``peak``, reached
-    #: at ``mode`` (the density increases left of it and decreases right of it): the smooth
+    #: at ``mode`` (the density increases left of it and decreases right of it; continuous but
+    #: at the support's ends): the smooth
     #: certifier's per-term bound (docs/evaluator.md) needs all three; None when unknown
     pdf: Callable[[Array], Array] | None = None
     mode: float | None = None

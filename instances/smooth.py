@@ -77,7 +77,8 @@ def term_l1(dist, coef: float, h: float, rho: float) -> tuple[float, float]:
     of ``(chord - F)^+``, which is 0 where ``f`` decreases, at most ``osc(f) h^2 / 8`` where it
     increases and ``osc(f) h^2 / 6`` on the cell holding the mode: summed, with ``[a, b]`` the
     mode's cell, ``f(a) h^2 / 8 + (P - min(f(a), f(b))) h^2 / 6``. The second is the same on the
-    cells shifted by ``-rho``, ``f`` decreasing instead (docs/evaluator.md).
+    cells shifted by ``-rho``, ``f`` decreasing instead (docs/evaluator.md). Near a jump of the
+    density (an end of the support) both are bounded by ``7/24 P h^2`` (each sum at most ``P``).
     """
     c = abs(coef)
     m = coef * dist.mode  # the mode of T
@@ -89,6 +90,11 @@ def term_l1(dist, coef: float, h: float, rho: float) -> tuple[float, float]:
     fa, fb, sa, sb = (float(v) for v in f)
     lo = fa * (1 + PDF_REL) * h * h / 8 + (peak - min(fa, fb) * (1 - PDF_REL)) * h * h / 6
     up = sb * (1 + PDF_REL) * h * h / 8 + (peak - min(sa, sb) * (1 - PDF_REL)) * h * h / 6
+    # the density may jump only at the support's ends: near one, the values read at the mode's
+    # cell may be the wrong one-sided limits; then both sums are at most the peak
+    edges = [coef * e for e in (dist.lower, dist.upper) if math.isfinite(e)]
+    if any(x.min() - h <= e <= x.max() + h for e in edges) or not (math.isfinite(lo) and math.isfinite(up)):
+        lo = up = peak * h * h * 7 / 24
     return lo * (1 + 1e-9), up * (1 + 1e-9)
 
 
@@ -122,7 +128,7 @@ def plan_step(terms, omega: float, width: float) -> tuple[float, list[bool]]:
     """The step ``h`` and the terms kept as histograms, chosen for a bracket of about ``width``.
 
     Width model: ``2 E / f + h (2 / RES + n FRACTION + n_shift)`` with ``E = sum_i g_i h^2``,
-    ``g_i = M_i M_{-i} / 3`` over the histogram terms (:func:`term_parts`) and ``f`` the normal
+    ``g_i = M_i M_{-i} / 8`` (a smooth law's :func:`term_l1`) over the histogram terms (:func:`term_parts`) and ``f`` the normal
     guess of the density. A term is a histogram when its ``2 g_i h^2 / f`` is below the shift
     ``h`` it would pay otherwise.
     """
