@@ -38,6 +38,7 @@ MIN_TERMS = 8  # fewer terms: the lattice bracket (its slack is small anyway)
 GAIN = 2.0  # the histogram bracket is tried when its step is at least this many times the lattice one
 AIM = 0.9  # share of the requested width the step is chosen for (the rest: model error)
 LIGHT = 4096  # sums shorter than this keep their tails (trimming them costs more than it saves)
+MAX_HIST = 128  # histogram terms at most (the exact Irwin-Hall table costs ~k^3 bit operations)
 BUCKET = 1.5  # convolutions batched into one FFT call have output lengths within this ratio
 
 
@@ -138,13 +139,22 @@ def plan_step(terms, omega: float, width: float) -> tuple[float, list[bool]]:
     n = len(g)
     h = width / (n + 1)
     for _ in range(4):
-        hist = [2 * gi * h * h / f < h for gi in g]
+        hist = _choose(g, h, f)
         A = 2 * sum(gi for gi, s in zip(g, hist, strict=True) if s) / f
         B = 2 / RES + n * FRACTION + sum(not s for s in hist)
         target = AIM * width
         h = target / B if A == 0 else (-B + math.sqrt(B * B + 4 * A * target)) / (2 * A)
     h = quantised(h)
-    return h, [2 * gi * h * h / f < h for gi in g]
+    return h, _choose(g, h, f)
+
+
+def _choose(g: list[float], h: float, f: float) -> list[bool]:
+    """The histogram terms: ``2 g_i h^2 / f < h``, at most ``MAX_HIST`` of them (the smallest ``g_i``)."""
+    hist = [2 * gi * h * h / f < h for gi in g]
+    if sum(hist) > MAX_HIST:
+        keep = set(sorted((i for i, s in enumerate(hist) if s), key=lambda i: g[i])[:MAX_HIST])
+        hist = [i in keep for i in range(len(g))]
+    return hist
 
 
 def quantised(h: float) -> float:
