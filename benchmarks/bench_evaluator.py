@@ -1,6 +1,6 @@
 """Evaluator speed and bracket width on 60-epoch plans of the paper instances, both noise modes.
 
-Run: ``python benchmarks/bench_evaluator.py [--repeat N]``. Two tables:
+Run: ``python benchmarks/bench_evaluator.py [--repeat N] [--decisions]``. Two tables:
 
 1. *Brackets.* For each noise mode, plan and requested width ``rtol`` (1e-3, 5e-4 of the
    initial loss): the median time of the certified bracket with the CDF tables and the term
@@ -8,7 +8,8 @@ Run: ``python benchmarks/bench_evaluator.py [--repeat N]``. Two tables:
    lattices), with the tables only (``warm``), from nothing (``cold``: the tables of the
    plan's laws built too), of the plain construction of the first
    evaluator (``plain``, :mod:`deplbench.instances.plain_quantile`), and of
-   ``evaluate(samples=0)``; the achieved width relative to loss.initial and the bracket.
+   ``evaluate(samples=0)``; the achieved width relative to loss.initial, the bracket's kind
+   (``hist``: histogram terms, :mod:`deplbench.instances.smooth`; ``lattice``) and the bracket.
 2. *Decisions* (``certify(..., decide=t)``, coarse brackets first) at ``rtol`` 1e-3 for
    targets at a signed distance from the bracket's midpoint (in units of the 1e-3 bracket
    width; ``far`` is the instance's target; ``inside`` needs refinement to rtol / 8), with
@@ -52,7 +53,6 @@ def _clear(keep: str) -> None:
         lattice.term_pmf.cache_clear()
     quantile._cached_bracket.cache_clear()
     quantile._cached_lattice.cache_clear()
-    plain_bracket.cache_clear()
 
 
 def _median_ms(fn, repeat: int, keep: str = "tables") -> float:
@@ -67,9 +67,14 @@ def _median_ms(fn, repeat: int, keep: str = "tables") -> float:
     return 1e3 * statistics.median(times)
 
 
+def kind(br) -> str:
+    """``hist`` for a bracket with histogram terms, ``lattice`` otherwise."""
+    return "hist" if getattr(br, "kolmogorov", 0.0) > 0 else "lattice"
+
+
 def brackets(repeat: int) -> None:
     print(f"{'instance':<28} {'plan':<18} {'rtol':>6} {'terms ms':>8} {'warm ms':>8} {'cold ms':>8} {'plain ms':>8} "
-          f"{'eval ms':>8} {'width/l0':>9} {'terms':>5}  bracket")
+          f"{'eval ms':>8} {'width/l0':>9} {'terms':>5} {'kind':>7}  bracket")
     for mode in ("per_run", "per_epoch"):
         inst = load_paper(f"paper-alexnet-{mode}-t9")
         for label, segs in PLANS.items():
@@ -86,7 +91,8 @@ def brackets(repeat: int) -> None:
                 ev = _median_ms(lambda i=inst, p=plan, r=rtol: evaluate(i, p, samples=0, rtol=r), repeat)
                 br = certify(inst, plan, rtol=rtol)
                 print(f"{inst.name:<28} {label:<18} {rtol:>6.0e} {shared:>8.2f} {warm:>8.2f} {cold:>8.2f} {plain:>8.2f} "
-                      f"{ev:>8.2f} {br.width / inst.loss.initial:>9.2e} {br.n_terms:>5}  [{br.lo:.5f}, {br.hi:.5f}]")
+                      f"{ev:>8.2f} {br.width / inst.loss.initial:>9.2e} {br.n_terms:>5} {kind(br):>7}  "
+                      f"[{br.lo:.5f}, {br.hi:.5f}]")
 
 
 def decisions(repeat: int, keep: str) -> None:
@@ -112,14 +118,22 @@ def decisions(repeat: int, keep: str) -> None:
     print(f"slowest per_epoch decision decided at width 1e-3: {worst:.2f} ms (target <= 10 ms)")
 
 
+def decisions_only(repeat: int) -> None:
+    """The two decision tables alone (``--decisions``: a before/after comparison at one load)."""
+    decisions(repeat, "tables")
+    decisions(repeat, "terms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--decisions", action="store_true", help="only the decision tables")
     args = ap.parse_args()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-    brackets(args.repeat)
-    decisions(args.repeat, "tables")
-    decisions(args.repeat, "terms")
+    if not args.decisions:
+        brackets(args.repeat)
+    decisions_only(args.repeat)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

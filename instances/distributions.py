@@ -39,6 +39,13 @@ class Dist:
     median: float = 0.0
     value: float | None = None
     sampler: Callable | None = None  # fast native sampler (rng, size) -> draws, when there is one
+    #: density (0 off the support) of a *unimodal* law whose supremum over R is ``peak``, reached
+    #: at ``mode`` (the density increases left of it and decreases right of it; continuous but
+    #: at the support's ends): the smooth
+    #: certifier's per-term bound (docs/evaluator.md) needs all three; None when unknown
+    pdf: Callable[[Array], Array] | None = None
+    mode: float | None = None
+    peak: float | None = None
 
     @property
     def is_constant(self) -> bool:
@@ -152,16 +159,27 @@ def _penalty_dist(family: str, low: float, high: float, df, loc, scale, value) -
         return ppf(1.0 - np.asarray(q, float))
 
     if family == "t":
+        lc = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+        vdens = lambda x: np.exp(lc - (df + 1) / 2 * np.log1p(((x - loc) / scale) ** 2 / df)) / scale  # noqa: E731
         dens = lambda x: math.exp(  # noqa: E731
             math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
             - (df + 1) / 2 * math.log1p(((x - loc) / scale) ** 2 / df)) / scale
     else:
+        vdens = lambda x: np.exp(-0.5 * ((x - loc) / scale) ** 2) / (scale * math.sqrt(2 * math.pi))  # noqa: E731
         dens = lambda x: math.exp(-0.5 * ((x - loc) / scale) ** 2) / (scale * math.sqrt(2 * math.pi))  # noqa: E731
     pts = [min(max(loc, low), high)]
     m1 = integrate.quad(lambda x: x * dens(x), low, high, points=pts, epsabs=1e-13, limit=200)[0] / m
     m2 = integrate.quad(lambda x: x * x * dens(x), low, high, points=pts, epsabs=1e-13, limit=200)[0] / m
     med = float(ppf(0.5))
-    return Dist(f"truncated-{family}", cdf, sf, ppf, isf, m1, max(m2 - m1 * m1, 0.0), low, high, med)
+
+    def pdf(x):  # the base density renormalised on [low, high] (both ends included), 0 outside
+        x = np.asarray(x, float)
+        inside = (x >= low) & (x <= high)
+        return np.where(inside, vdens(np.clip(x, low, high)) / m, 0.0)
+
+    mode = min(max(loc, low), high)  # base laws symmetric and unimodal about loc
+    return Dist(f"truncated-{family}", cdf, sf, ppf, isf, m1, max(m2 - m1 * m1, 0.0), low, high, med,
+                pdf=pdf, mode=mode, peak=float(pdf(mode)))
 
 
 def penalty_dist(p) -> Dist:

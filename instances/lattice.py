@@ -47,10 +47,24 @@ EPS = float(np.finfo(float).eps)
 _REL = 4e-15  # grid coordinates are moved this far (relative, plus 1e-12) to the safe side
 
 
+EDGE = 0.01  # a core end within this share of the core's span from a finite support end moves onto it
+
+
 @lru_cache(maxsize=1024)
 def core(dist) -> tuple[float, float]:
-    """The core [ppf(TAIL), isf(TAIL)] of a law, clipped to its support (cached per law)."""
-    return max(dist.lower, float(dist.ppf(TAIL))), min(dist.upper, float(dist.isf(TAIL)))
+    """The core [ppf(TAIL), isf(TAIL)] of a law, clipped to its support (cached per law).
+
+    An end of the core close to a finite end of the support (mass piled against it: gamma of
+    shape <= 1, a penalty truncated near its centre) is moved onto it, so that no tail is cut
+    there: the support's end carries no mass beyond it (``F = 0`` below ``lower``, ``1`` above ``upper``).
+    """
+    lo, hi = max(dist.lower, float(dist.ppf(TAIL))), min(dist.upper, float(dist.isf(TAIL)))
+    span = hi - lo
+    if math.isfinite(dist.lower) and lo - dist.lower <= EDGE * (hi - dist.lower):
+        lo = float(dist.lower)
+    if math.isfinite(dist.upper) and dist.upper - hi <= EDGE * (dist.upper - lo):
+        hi = float(dist.upper)
+    return (lo, hi) if hi > lo else (lo, lo + max(span, abs(lo) * 1e-12, 1e-300))
 
 
 @dataclass(frozen=True)
@@ -115,13 +129,13 @@ def clear_tables() -> None:
     term_pmf.cache_clear()
 
 
-def grid_step(dist, coef: float, h: float) -> float:
-    """The table step for a term: the largest power of two ``<= GRID_FRACTION h / |c|``.
+def grid_step(dist, coef: float, h: float, fraction: float = GRID_FRACTION) -> float:
+    """The table step for a term: the largest power of two ``<= fraction h / |c|``.
 
     Coarsened (more slack, reported) when the table would exceed ``MAX_TABLE`` points.
     """
     zlo, zhi = core(dist)
-    d = min(GRID_FRACTION * h / abs(coef), (zhi - zlo) / 4)  # at least three grid points inside the core
+    d = min(fraction * h / abs(coef), (zhi - zlo) / 4)  # at least three grid points inside the core
     d = max(d, (zhi - zlo) / MAX_TABLE)
     return 2.0 ** math.floor(math.log2(d))
 
@@ -179,8 +193,13 @@ def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, floa
 
 
 @lru_cache(maxsize=4096)
-def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float, float]:
+def term_pmf(dist, coef: float, h: float,
+             fraction: float = GRID_FRACTION) -> tuple[int, np.ndarray, float, float, float]:
     """Lattice sub-probability of ``coef * Z`` rounded up: (start, masses, beta, err, slack).
+
+    The table step is :func:`grid_step` (``|c| d <= fraction h``); the slack is ``h + |c| d``
+    with its safety factor, and every lattice point satisfies the pointwise inequalities
+    ``G(x_j) <= P(T <= x_j)`` and ``P(T <= x_j - |c| d (1 + INDEX_SLACK)) <= G(x_j) + beta``.
 
     ``masses[i]`` sits at lattice index ``start + i``; the mass below the core is *lumped*
     at the first lattice point whose grid index lies in the core (moved up: ``G`` stays a
@@ -188,12 +207,14 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
     ``beta`` (the moved masses) and ``err`` (round-off) are the term's shares of the
     budgets. Memoised: the masses are read-only.
     """
-    d = grid_step(dist, coef, h)
-    t = table(dist, d)
     zlo, zhi = core(dist)
     tlo, thi = sorted((coef * zlo, coef * zhi))
+    if thi - tlo <= h:
+        return _narrow_pmf(dist, coef, h, tlo, thi)
+    d = grid_step(dist, coef, h, fraction)
+    t = table(dist, d)
     j0 = math.floor(tlo / h)
-    j1 = max(math.ceil(thi / h), j0 + 1)
+    j1 = max(math.ceil(thi / h), j0) + 1  # one point past the core: its whole mass is below it
     # grid points inside the core: present in every table of step <= d, so clipping to them
     # gives the same result whatever table is cached
     lo_i, hi_i = math.ceil(zlo / d), math.floor(zhi / d)
@@ -220,6 +241,25 @@ def term_pmf(dist, coef: float, h: float) -> tuple[int, np.ndarray, float, float
     j0, pmf, moved, e = lump_trim(j0, pmf)
     pmf.setflags(write=False)
     return j0, pmf, below + above + moved, err + e, slack(coef, h, d)
+
+
+def _narrow_pmf(dist, coef: float, h: float, tlo: float, thi: float) -> tuple[int, np.ndarray, float, float, float]:
+    """:func:`term_pmf` of a term whose core spans at most one lattice step: one mass at ``x_j* >= thi``.
+
+    ``G = 0`` below ``x_j*`` and ``P(T <= thi)`` from it on, so ``G(x_j) <= P(T <= x_j)``; the
+    upper tail is dropped (into beta) and the lower one lumped there. ``P(T <= x_j - rho) <= G(x_j)
+    + beta`` with ``rho = x_j* - tlo``: below ``x_j*`` the point ``x_j - rho`` is below ``tlo``.
+    Handles laws whose core is far below the table's resolution (a variance at the caps).
+    """
+    j = math.ceil(thi / h)
+    while j * h < thi:  # the float product may round below
+        j += 1
+    zlo, zhi = core(dist)
+    up = float(dist.sf(zhi)) if coef > 0 else float(dist.cdf(zlo))  # P(T > thi)
+    pmf = np.array([max(1.0 - up, 0.0)])
+    pmf.setflags(write=False)
+    rho = (j * h - tlo) * (1 + 1e-12)
+    return j, pmf, up + 4 * EPS, 4 * EPS, (h + rho) * (1 + INDEX_SLACK) if rho > 0 else h
 
 
 def merge_smallest(pmfs: list[tuple[int, np.ndarray]],

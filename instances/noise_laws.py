@@ -66,7 +66,17 @@ def _ig_dist(mean: float, var: float) -> Dist:
     ppf = lambda q: b / special.gammainccinv(a, q)  # noqa: E731
     isf = lambda q: b / special.gammaincinv(a, q)  # noqa: E731
     samp = lambda rng, size: b / rng.standard_gamma(a, size)  # noqa: E731
-    return Dist("invgamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp)
+    lc = a * math.log(b) - special.gammaln(a)
+
+    def pdf(x):
+        x = np.asarray(x, dtype=float)
+        y = np.where(x > 0, x, 1.0)
+        with np.errstate(over="ignore"):
+            return np.where(x > 0, np.exp(lc - (a + 1) * np.log(y) - b / y), 0.0)
+
+    mode = b / (a + 1)
+    return Dist("invgamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp,
+                pdf=pdf, mode=mode, peak=float(pdf(mode)))
 
 
 def _ig_log_laplace(s: Array, mean: float, var: float) -> Array:
@@ -96,7 +106,19 @@ def _gamma_dist(mean: float, var: float) -> Dist:
     ppf = lambda q: th * special.gammaincinv(k, q)  # noqa: E731
     isf = lambda q: th * special.gammainccinv(k, q)  # noqa: E731
     samp = lambda rng, size: th * rng.standard_gamma(k, size)  # noqa: E731
-    return Dist("gamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp)
+    lc = -special.gammaln(k) - k * math.log(th)
+
+    def pdf(x):
+        x = np.asarray(x, dtype=float)
+        y = np.where(x > 0, x, 1.0)
+        with np.errstate(over="ignore"):
+            return np.where(x > 0, np.exp(lc + (k - 1) * np.log(y) - y / th), 0.0)
+
+    # shape < 1: unbounded at 0; shape 1: 1/th at 0+ (the supremum, not the value pdf(0) = 0)
+    mode = (k - 1) * th if k > 1 else 0.0
+    peak = float(pdf(mode)) if k > 1 else (1 / th if k == 1 else math.inf)
+    return Dist("gamma", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, float(ppf(0.5)), sampler=samp,
+                pdf=pdf, mode=mode, peak=peak)
 
 
 def _gamma_log_laplace(s: Array, mean: float, var: float) -> Array:
@@ -123,7 +145,16 @@ def _ln_dist(mean: float, var: float) -> Dist:
     ppf = lambda q: np.exp(mu + s * special.ndtri(q))  # noqa: E731
     isf = lambda q: np.exp(mu - s * special.ndtri(q))  # noqa: E731
     samp = lambda rng, size: rng.lognormal(mu, s, size)  # noqa: E731
-    return Dist("lognormal", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, math.exp(mu), sampler=samp)
+    lc = -math.log(s * math.sqrt(2 * math.pi))
+
+    def pdf(x):
+        x = np.asarray(x, dtype=float)
+        y = np.where(x > 0, x, 1.0)
+        return np.where(x > 0, np.exp(lc - np.log(y) - 0.5 * ((np.log(y) - mu) / s) ** 2), 0.0)
+
+    mode = math.exp(mu - s * s)
+    return Dist("lognormal", cdf, sf, ppf, isf, mean, var, 0.0, math.inf, math.exp(mu), sampler=samp,
+                pdf=pdf, mode=mode, peak=float(pdf(mode)))
 
 
 def _ln_log_laplace(s: Array, mean: float, var: float) -> Array:
@@ -146,7 +177,9 @@ def _normal_dist(mean: float, var: float) -> Dist:
     ppf = lambda q: mean + sd * special.ndtri(q)  # noqa: E731
     isf = lambda q: mean - sd * special.ndtri(q)  # noqa: E731
     samp = lambda rng, size: rng.normal(mean, sd, size)  # noqa: E731
-    return Dist("normal", cdf, sf, ppf, isf, mean, var, -math.inf, math.inf, mean, sampler=samp)
+    pdf = lambda x: np.exp(-0.5 * ((np.asarray(x, float) - mean) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))  # noqa: E731
+    return Dist("normal", cdf, sf, ppf, isf, mean, var, -math.inf, math.inf, mean, sampler=samp,
+                pdf=pdf, mode=mean, peak=float(pdf(mean)))
 
 
 NOISE_LAWS: dict[str, NoiseLaw] = {
