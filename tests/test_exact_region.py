@@ -7,15 +7,15 @@ import math
 
 import numpy as np
 import pytest
+from test_exact import Oracle
 
 from deplbench.formulations import exact as exact_mod
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_region import RegionBound, conditions
+from deplbench.formulations.exact_region import conditions
 from deplbench.instances.loss import loss_terms
 from deplbench.instances.quantile import quantile_bracket
 from deplbench.registry import generate, solve
 from deplbench.results import Status
-from test_exact import Oracle
 
 TINY = {"models": 3, "clusters": 2, "levels": 3, "datasets": 2, "epochs": 4, "density": 1.0}
 MID = {"models": 3, "clusters": 2, "levels": 3, "datasets": 2, "epochs": 9, "density": 1.0}
