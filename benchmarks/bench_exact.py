@@ -24,8 +24,8 @@ from deplbench.registry import generate, solve
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
 SWEEP = ({"epochs": 30}, {"epochs": 40}, {"epochs": 60}, {"models": 4}, {"models": 5}, {"datasets": 2},
          {"datasets": 3}, {"clusters": 4, "levels": 10})
-COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "brackets",
-           "certified", "peak_mem_mb")
+COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_region",
+           "brackets", "certified", "root_bound", "peak_mem_mb")
 
 
 def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
