@@ -1,7 +1,7 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
 Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|sweep] [--seeds N]
-[--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
+[--first-seed K] [--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,
   1 dataset, density 0.5), seeds 0-9, both noise modes, 60 s each;
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tier", choices=("default", "large", "both", "sweep"), default="both")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10, large tier 5)")
+    ap.add_argument("--first-seed", type=int, default=0, help="skip the seeds below this one")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--large-time-limit", type=float, default=300.0)
     ap.add_argument("--modes", default="per_run,per_epoch")
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.tier not in (tier, "both", "sweep"):
             continue
         for mode in args.modes.split(","):
-            for seed in range(args.seeds if args.seeds is not None else seeds):
+            for seed in range(args.first_seed, args.seeds if args.seeds is not None else seeds):
                 print(_row(tier, mode, seed, params, limit), flush=True)
 
 
