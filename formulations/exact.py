@@ -8,7 +8,9 @@ allocation of epochs to options; the loss only through D and the model sequence.
   as a lattice (the children of n are n + e_j for j >= the last model n uses, so each
   vector has one parent) and kept in one heap keyed by a valid lower bound on cost: the
   Lagrangian (LP) allocation bound plus the transfer cost, non-decreasing from parent to
-  child. A popped bound node pushes its children, is screened by the relaxed quantile of
+  child, raised lazily (on a node's first pop) to its *region key*: a bound on every
+  certifiable count vector of its subtree (:mod:`.exact_region`). A popped bound node pushes its
+  children, is screened by the relaxed quantile of
   all its sequences (:mod:`.exact_bounds`), and goes back with its exact allocation cost.
   A popped exact node has its sequences searched (:mod:`.exact_search`); the first
   certified sequence is optimal, because every key left is a lower bound.
