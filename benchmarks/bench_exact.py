@@ -1,12 +1,15 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
-Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both] [--seeds N]
-[--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
+Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|sweep] [--seeds N]
+[--first-seed K] [--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,
   1 dataset, density 0.5), seeds 0-9, both noise modes, 60 s each;
 * tier ``large``: ``models=5, epochs=60, clusters=4, levels=10, datasets=3``, seeds 0-4,
-  both noise modes, 300 s each.
+  both noise modes, 300 s each;
+* tier ``sweep``: sizes between the two, one axis at a time from the default size (epochs 30,
+  40, 60; models 4, 5; datasets 2, 3; clusters x levels 4 x 10), seeds 0-1 (``--seeds``),
+  both noise modes, ``--time-limit`` (60 s) each; the tier column names the changed axis.
 
 The cost of the ``depl-plus`` incumbent is shown beside the optimum (``exact`` starts from it).
 """
@@ -19,8 +22,10 @@ import time
 from deplbench.registry import generate, solve
 
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
-COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "brackets",
-           "certified", "peak_mem_mb")
+SWEEP = ({"epochs": 30}, {"epochs": 40}, {"epochs": 60}, {"models": 4}, {"models": 5}, {"datasets": 2},
+         {"datasets": 3}, {"clusters": 4, "levels": 10})
+COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_region",
+           "brackets", "certified", "root_bound", "peak_mem_mb")
 
 
 def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
@@ -39,8 +44,9 @@ def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tier", choices=("default", "large", "both"), default="both")
+    ap.add_argument("--tier", choices=("default", "large", "both", "sweep"), default="both")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10, large tier 5)")
+    ap.add_argument("--first-seed", type=int, default=0, help="skip the seeds below this one")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--large-time-limit", type=float, default=300.0)
     ap.add_argument("--modes", default="per_run,per_epoch")
@@ -49,11 +55,13 @@ def main(argv: list[str] | None = None) -> None:
           + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * (9 + len(COLUMNS)))
     tiers = [("default", {}, 10, args.time_limit), ("large", LARGE, 5, args.large_time_limit)]
+    if args.tier == "sweep":
+        tiers = [(" ".join(f"{k}={v}" for k, v in p.items()), p, 2, args.time_limit) for p in SWEEP]
     for tier, params, seeds, limit in tiers:
-        if args.tier not in (tier, "both"):
+        if args.tier not in (tier, "both", "sweep"):
             continue
         for mode in args.modes.split(","):
-            for seed in range(args.seeds if args.seeds is not None else seeds):
+            for seed in range(args.first_seed, args.seeds if args.seeds is not None else seeds):
                 print(_row(tier, mode, seed, params, limit), flush=True)
 
 

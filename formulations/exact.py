@@ -8,7 +8,9 @@ allocation of epochs to options; the loss only through D and the model sequence.
   as a lattice (the children of n are n + e_j for j >= the last model n uses, so each
   vector has one parent) and kept in one heap keyed by a valid lower bound on cost: the
   Lagrangian (LP) allocation bound plus the transfer cost, non-decreasing from parent to
-  child. A popped bound node pushes its children, is screened by the relaxed quantile of
+  child, raised lazily (on a node's first pop) to its *region key*: a bound on every
+  certifiable count vector of its subtree (:mod:`.exact_region`). A popped bound node pushes its
+  children, is screened by the relaxed quantile of
   all its sequences (:mod:`.exact_bounds`), and goes back with its exact allocation cost.
   A popped exact node has its sequences searched (:mod:`.exact_search`); the first
   certified sequence is optimal, because every key left is a lower bound.
@@ -36,6 +38,7 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.exact_bounds import Bounder
+from deplbench.formulations.exact_region import RegionBound
 from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
@@ -49,7 +52,8 @@ MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 MAX_CLUSTERS_WITH_TRANSFER = 8
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
-             "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations")
+             "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
+             "pruned_region")
 
 
 class Refused(Exception):
@@ -99,7 +103,7 @@ def _peak_mb() -> float:
 class _BranchAndBound:
     """State of one search (see the module docstring)."""
 
-    def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0):
+    def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0, region: bool = True):
         self.inst = instance
         self.deadline = deadline
         self.max_nodes = max_nodes
@@ -108,6 +112,12 @@ class _BranchAndBound:
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
+        # region keys (docs/exact.md): need the earliest-position relaxation (X >= 0)
+        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs)
+                        if region and self.bounder.valid else None for grp in self.groups]
+        roots = [r.root_key + grp.transfer if r is not None else 0.0
+                 for r, grp in zip(self.regions, self.groups, strict=True)]
+        self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
         self.M = len(instance.models)
         self.best: tuple[float, Plan] | None = None
         # count-level screens: counts -> largest g refuted / smallest g passed (dominance in (n, g))
@@ -157,7 +167,7 @@ class _BranchAndBound:
             self.stats["incumbent_cost"] = float(res.evaluation.cost)
 
     # ---- search ------------------------------------------------------------------------------
-    def _children(self, gi: int, n: tuple[int, ...], heap: list, tie) -> None:
+    def _children(self, gi: int, n: tuple[int, ...], heap: list, tie, key: float = 0.0) -> None:
         start = max((j for j in range(self.M) if n[j] > 0), default=0)
         if sum(n) >= self.inst.max_epochs:
             return
@@ -171,13 +181,30 @@ class _BranchAndBound:
             if lb >= cap:
                 self.stats["pruned_bound"] += 1
                 continue
+            lb = max(lb, key)  # the subtree of kid lies in the parent's: the parent's key bounds it too
             heapq.heappush(heap, (float(lb), next(tie), 0, gi, kid, None))
+
+    def _refine(self, gi: int, n: tuple[int, ...], key: float, heap: list, tie) -> bool:
+        """Lazy region key: True when ``n`` went back to the heap with a larger key (or was cut)."""
+        region = self.regions[gi]
+        if region is None:
+            return False
+        rk = region.key(n) + self.groups[gi].transfer
+        if rk <= key:
+            return False
+        if self.best is not None and rk >= self.best[0]:
+            self.stats["pruned_region"] += 1
+        elif math.isfinite(rk):
+            heapq.heappush(heap, (rk, next(tie), 0, gi, n, True))
+        else:
+            self.stats["pruned_region"] += 1
+        return True
 
     def run(self) -> SolveResult:
         heap: list = []
         tie = itertools.count()
-        for gi in range(len(self.groups)):
-            self._children(gi, (0,) * self.M, heap, tie)
+        for gi, (grp, reg) in enumerate(zip(self.groups, self.regions, strict=True)):
+            self._children(gi, (0,) * self.M, heap, tie, reg.root_key + grp.transfer if reg else 0.0)
         key = -math.inf
         try:
             while heap:
@@ -195,8 +222,10 @@ class _BranchAndBound:
                 if exact:
                     self.best = (al.cost + grp.transfer, self._plan(grp, n, al))
                     break
+                if al is None and self._refine(gi, n, key, heap, tie):
+                    continue
                 self.stats["count_vectors"] += 1
-                self._children(gi, n, heap, tie)
+                self._children(gi, n, heap, tie, key)
                 if not self._screen(grp.g, n):
                     continue
                 runs = self.seqs.find(grp.g, grp.datasets, n)
@@ -232,6 +261,7 @@ class _BranchAndBound:
 
     def _stopped(self, key: float, why: str, status: Status = Status.TIMEOUT) -> SolveResult:
         bound = max(key, 0.0) if math.isfinite(key) else 0.0
+        bound = max(bound, self.stats["root_bound"])  # the least root region key: a global bound
         if self.best is None:
             return SolveResult(status, bound=bound, message=why, extra=self._extra(),
                                nodes=int(self.stats["nodes"]))
@@ -248,6 +278,7 @@ PARAMS = (
     Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
           "timeout with gap", low=0, high=10**12),
     Param("incumbent", bool, True, "start from the certified depl-plus plan (prunes from the start)"),
+    Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
 )
 OUTPUTS = {
     "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",
@@ -259,6 +290,7 @@ OUTPUTS = {
     "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
     "incumbent_cost": "cost of the depl-plus incumbent", "peak_mem_mb": "peak resident memory (MB)",
     "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
+    "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
@@ -269,7 +301,7 @@ TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare 
 @register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                  description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
-                time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:
+                region: bool = True, time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:
     """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
 
     Parameters
@@ -282,6 +314,8 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         instance stops at the same point on any machine load; beyond it ``timeout``.
     incumbent : bool
         Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
+    region : bool
+        Key lattice nodes by the region bound of their subtree (``docs/exact.md``).
     time_limit : float
         Seconds (the incumbent heuristic included); on expiry the result is ``timeout``
         with the best certified plan, ``bound`` and ``gap``.
@@ -294,7 +328,7 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     """
     t0 = time.perf_counter()
     try:
-        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work))
+        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     if incumbent:  # a quarter of the limit, never more than what remains of it

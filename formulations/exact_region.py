@@ -1,0 +1,218 @@
+"""Region keys for the ``exact`` lattice: a lower bound on the cost of a whole subtree.
+
+The subtree of a count vector ``n`` (``docs/exact.md``, the lattice) is
+``S(n) = {n' : n'_i = n_i for i < j, n'_i >= n_i for i >= j, sum n' <= K}`` with
+``j = jmax(n)`` (``j = 0`` at the root). Split it by the support ``U`` (models used) of
+``n'``. Every certified sequence with counts ``n'`` of support ``U`` (``s = |U|`` models)
+satisfies a *separable necessary condition* ``sum_{m in U} h_m(n'_m) >= R_s`` (a quantile
+lower bound of the count-level relaxation must not exceed the target), with ``h_m``
+increasing (replaced by its least concave majorant). For every allocation multiplier
+``lambda``, ``LB(n') >= sum_m n'_m phi_m(lambda) - lambda T``, so
+
+    min { LB(n') : n' in S(n), certified }
+      >= max_lambda  min_U  min { sum_m n'_m phi_m(lambda) : n' in S(n), supp n' = U, condition } - lambda T,
+
+and the inner minimum (a concave knapsack) is bounded below by its continuous relaxation over
+the piecewise-linear ``h_m``, solved exactly by the greedy order of the increments'
+ratios ``dh / phi`` (a fractional knapsack). An unreachable ``R_s`` empties the support.
+Proofs: ``docs/exact.md``, section "Region keys".
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from deplbench.formulations.exact_bounds import Bounder
+from deplbench.instances.loss import LossTerms
+from deplbench.instances.quantile import quantile_bracket
+
+MAX_LAMBDAS = 12  # allocation multipliers tried per key (any subset is valid)
+ROOT_LAMBDAS = 64  # multipliers of the root key (evenly spaced breakpoints)
+SCREEN_LAMBDAS = 8  # multipliers used to rank the conditions at construction
+KEEP = 2  # necessary conditions kept per support size (any subset is valid)
+
+
+@dataclass
+class Condition:
+    """``sum_{m in U} h[m, n'_m] >= need`` for every certified ``n'`` of support size ``s``."""
+
+    h: np.ndarray  # (M, K + 1), h[:, 0] = 0
+    inc: np.ndarray  # (M, K): increments of the least concave majorant of each row
+    need: float
+
+
+def concave_increments(h: np.ndarray) -> np.ndarray:
+    """Increments of a concave majorant: suffix maxima of ``diff(h)`` per row.
+
+    The majorant ``h~`` has ``h~(k) - h~(lo) >= h(k) - h(lo)`` for every ``lo <= k``, so a
+    condition met by ``h`` is met by ``h~``, and its increments are non-increasing.
+    """
+    d = np.diff(h, axis=1)
+    return np.maximum.accumulate(d[:, ::-1], axis=1)[:, ::-1]
+
+
+def penalty_quantile(b: Bounder, s: int, level: float) -> float:
+    """A lower bound on the ``level``-quantile of the ``s - 1`` mandatory ``P_min`` (0 if none)."""
+    pm = b.pmin
+    if pm is None or s < 2 or level <= 0.0:
+        return 0.0
+    if pm.is_constant:
+        return (s - 1) * pm.value
+    terms = LossTerms(0.0, (pm,) * (s - 1), (1.0,) * (s - 1))
+    return max(0.0, quantile_bracket(terms, level, 1e-4 * abs(b.l0)).lo)
+
+
+def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
+    """Necessary conditions for support size ``s`` and data effect ``g`` (docs/exact.md, rule R).
+
+    The relaxed loss is ``l0 + low sum n' - W + Pi`` with ``W = g sum_m c_m X_m`` (per_run) or
+    ``g sum_m sum_i a_m(i) X_mi`` (per_epoch) and ``Pi`` the ``s - 1`` mandatory ``P_min``. For
+    ``p p' > 1 - omega``, ``w* >= q_p(W)`` and ``pi* <= q_{1-p'}(Pi)``, the omega-quantile is at
+    least ``l0 + low sum n' - w* + pi*``. ``w*`` is separable: per_run, the product bound
+    ``sum_m c_m q_{p^(1/s)}(X_m)``; both modes, Cantelli ``E W + sqrt(p/(1-p)) sd(W)`` with the
+    square root bounded by the sum of its parts. ``h = g w_m(k) - low k``, ``need = l0 - target
+    + pi* - 1e-6 l0``.
+    """
+    cum = b.cum[:, : K + 1]
+    ks = np.arange(K + 1)[None, :]
+    base = b.l0 - b.target - 1e-6 * abs(b.l0)
+    sd = np.sqrt(np.maximum(b.nvar, 0.0)) * (1 + 1e-6)
+    if b.per_run:
+        spread = cum
+    else:
+        spread = np.sqrt(np.concatenate([np.zeros((b.M, 1)), np.cumsum(b.a ** 2, axis=1)], axis=1))[:, : K + 1]
+    tail = 1 - b.omega
+    splits = [tail * (1 + 1e-9)] if s == 1 or b.pmin is None else \
+        [tail * (1 + 1e-9), 0.1, 0.2, 0.35, 0.5, 0.7, 0.8, 0.9, 0.95, 0.98]
+    out = []
+    for p in splits:
+        p2 = min(1.0, tail / p * (1 + 1e-6))  # p * p2 > 1 - omega
+        pi = penalty_quantile(b, s, 1 - p2)
+        rows = []
+        if b.per_run:
+            beta = min(p ** (1.0 / s), 1.0)
+            if beta < 1.0:
+                rows.append(cum * np.array([d.value if d.is_constant else float(d.ppf(beta)) * (1 + 1e-12)
+                                            for d in b.noise])[:, None])
+        kappa = math.sqrt(p / (1 - p))
+        rows.append(cum * b.nmean[:, None] * (1 + 1e-12) + kappa * sd[:, None] * spread)
+        for w in rows:
+            h = g * w - b.low * ks
+            h -= h[:, :1]
+            out.append(Condition(h, concave_increments(h), base + pi))
+    return out
+
+
+class RegionBound:
+    """Region keys of one (dataset selection, cluster set) group.
+
+    Parameters
+    ----------
+    bounder : Bounder
+        Supplies the progress coefficients and noise laws (``bounder.valid`` must hold).
+    alloc : Allocator
+        The group's allocator (its breakpoints and ``phi``).
+    g : float
+        The group's data effect.
+    K : int
+        ``max_epochs``.
+    """
+
+    def __init__(self, bounder: Bounder, alloc, g: float, K: int):
+        self.K = K
+        self.M = alloc.n_models
+        self.tol = 1e-9 * abs(bounder.l0) + 1e-12
+        alloc.lower_bounds(np.zeros((1, self.M)))  # builds alloc._phi
+        self.limit = alloc.limit
+        lam, phi = alloc._lambdas, alloc._phi
+        few = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), SCREEN_LAMBDAS)).astype(int))
+        self.lam, self.phi = lam[few], phi[:, few]  # a few multipliers to rank the conditions
+        self.conds = {s: self._strongest(conditions(bounder, g, K, s), s) for s in range(1, self.M + 1)}
+        some = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), ROOT_LAMBDAS)).astype(int))
+        lam, phi = lam[some], phi[:, some]
+        self.lam, self.phi = lam, phi
+        vals = self._keys((0,) * self.M)
+        order = np.argsort(-vals)
+        pick = np.unique(np.concatenate([order[: MAX_LAMBDAS // 2],
+                                         np.linspace(0, len(lam) - 1, MAX_LAMBDAS // 2).astype(int)]))
+        self.lam, self.phi = lam[pick], phi[:, pick]
+        self.root_key = float(vals.max())
+
+    def _strongest(self, conds: list[Condition], s: int) -> list[Condition]:
+        """The ``KEEP`` conditions with the largest root key over the supports of size ``s``."""
+        if len(conds) <= KEEP:
+            return conds
+        score = []
+        for c in conds:
+            worst = math.inf
+            for U in itertools.combinations(range(self.M), s):
+                lo = np.array([1 if m in U else 0 for m in range(self.M)])
+                worst = min(worst, float(self._support(c, lo, self.K - s, list(U)).max()))
+            score.append(worst)
+        return [conds[i] for i in np.argsort(score)[::-1][:KEEP]]
+
+    def key(self, n: tuple[int, ...]) -> float:
+        """Lower bound on ``LB(n')`` over the certifiable ``n'`` of the subtree of ``n`` (inf: none)."""
+        return float(self._keys(n).max())
+
+    def _keys(self, n: tuple[int, ...]) -> np.ndarray:
+        """The bound for each multiplier of ``self.lam``: the least over the supports."""
+        M = self.M
+        j = max((i for i in range(M) if n[i] > 0), default=-1)
+        forced = tuple(i for i in range(M) if n[i] > 0)
+        optional = tuple(range(j + 1, M))
+        best = np.full(len(self.lam), math.inf)
+        for r in range(len(optional) + 1):
+            for extra in itertools.combinations(optional, r):
+                U = forced + extra
+                if not U:
+                    continue
+                lo = np.array([n[m] if n[m] > 0 else (1 if m in extra else 0) for m in range(M)])
+                room = self.K - int(lo.sum())
+                if room < 0:
+                    continue
+                free = [m for m in U if m >= max(j, 0)]
+                vals = np.max([self._support(c, lo, room, free) for c in self.conds[len(U)]], axis=0)
+                best = np.minimum(best, vals)
+        finite = np.isfinite(best)  # conservative against round-off, as LB(n)
+        return np.where(finite, best - 1e-9 * np.abs(np.where(finite, best, 0.0)) - 1e-9, best)
+
+    def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> np.ndarray:
+        """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""
+        out = lo.astype(float) @ self.phi - self.lam * self.limit
+        rest = c.need - float(sum(c.h[m, lo[m]] for m in range(self.M)))
+        if rest <= 0:
+            return out
+        if room == 0 or not free:
+            return np.full(len(self.lam), math.inf)
+        d = np.concatenate([c.inc[m, lo[m]: lo[m] + room] for m in free])  # (E,)
+        if d.sum() < rest - self.tol:
+            return np.full(len(self.lam), math.inf)  # no n' of this support meets the condition
+        if len(free) == 1:  # one model: its increments are already in greedy order
+            cd = np.cumsum(d)
+            last = min(int(np.searchsorted(cd, rest)), len(d) - 1)
+            prev = cd[last - 1] if last else 0.0
+            frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
+            return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
+        who = np.concatenate([np.full(len(c.inc[m, lo[m]: lo[m] + room]), m) for m in free])
+        unit = self.phi[who]  # (E, L): cost of one more epoch of that model
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(unit > 0, d[:, None] / unit, np.where(d[:, None] > 0, np.inf, 0.0))
+        order = np.argsort(-ratio, axis=0, kind="stable")
+        ds = d[order]  # (E, L)
+        us = np.take_along_axis(unit, order, axis=0)
+        cd = np.cumsum(ds, axis=0)
+        cu = np.cumsum(us, axis=0)
+        hit = cd >= rest
+        last = np.where(hit.any(axis=0), np.argmax(hit, axis=0), len(d) - 1)  # first that reaches R
+        cols = np.arange(len(self.lam))
+        prev_d = np.where(last > 0, cd[np.maximum(last - 1, 0), cols], 0.0)
+        prev_u = np.where(last > 0, cu[np.maximum(last - 1, 0), cols], 0.0)
+        dl = ds[last, cols]
+        frac = np.where(dl > 0, np.clip((rest - prev_d) / np.where(dl > 0, dl, 1.0), 0.0, 1.0), 1.0)
+        extra = prev_u + frac * us[last, cols]
+        return out + extra * (1 - 1e-9) - 1e-9  # a conservative margin against round-off, as for LB(n)

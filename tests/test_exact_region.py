@@ -1,0 +1,120 @@
+"""Region keys of ``exact`` (docs/exact.md, "Region keys"): audited against enumeration."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from test_exact import Oracle
+
+from deplbench.formulations import exact as exact_mod
+from deplbench.formulations.exact_bounds import Bounder
+from deplbench.formulations.exact_region import conditions
+from deplbench.instances.loss import loss_terms
+from deplbench.instances.quantile import quantile_bracket
+from deplbench.registry import generate, solve
+from deplbench.results import Status
+
+TINY = {"models": 3, "clusters": 2, "levels": 3, "datasets": 2, "epochs": 4, "density": 1.0}
+MID = {"models": 3, "clusters": 2, "levels": 3, "datasets": 2, "epochs": 9, "density": 1.0}
+
+
+def _bound(b: Bounder, c, n: tuple[int, ...]) -> float:
+    """The quantile lower bound ``v`` behind condition ``c`` at counts ``n`` (fails iff v > target')."""
+    base = b.l0 - b.target - 1e-6 * abs(b.l0)
+    return b.l0 - float(sum(c.h[m, n[m]] for m in range(b.M))) + (c.need - base)
+
+
+def _lattice(M: int, K: int):
+    return [n for n in itertools.product(range(K + 1), repeat=M) if 1 <= sum(n) <= K]
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_conditions_bound_the_relaxed_quantile(mode, seed):
+    """Every condition's quantile bound lies below the count-level relaxation's quantile (C1, C2)."""
+    inst = generate("random", {**MID, "noise_mode": mode}, seed=seed)
+    b = Bounder(inst, {"cantelli": 0, "brackets": 0, "product": 0, "pruned_dominance": 0})
+    K, checked = inst.max_epochs, 0
+    for g in (0.5, 1.0):
+        conds = {s: conditions(b, g, K, s) for s in range(1, b.M + 1)}
+        for n in _lattice(b.M, K):
+            s = sum(1 for c in n if c)
+            hi = quantile_bracket(b.counts_terms(g, n), b.omega, 1e-3 * b.l0).hi
+            for c in conds[s]:
+                assert _bound(b, c, n) <= hi + 1e-9 * b.l0, (n, s)
+                checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_conditions_hold_for_every_certified_sequence(mode):
+    """Enumeration: every count vector with a certified sequence meets every condition."""
+    hits = 0
+    for seed in range(3):
+        inst = generate("random", {**TINY, "noise_mode": mode}, seed=seed)
+        b = Bounder(inst, {"cantelli": 0, "brackets": 0, "product": 0, "pruned_dominance": 0})
+        oracle = Oracle(inst)
+        K = inst.max_epochs
+        for g in (0.8, 1.2):
+            conds = {s: conditions(b, g, K, s) for s in range(1, b.M + 1)}
+            for n in _lattice(b.M, K):
+                if not any(oracle.hi(g, seq) <= inst.loss.target for seq in oracle.sequences((), n)):
+                    continue
+                hits += 1
+                s = sum(1 for c in n if c)
+                for c in conds[s]:
+                    assert sum(c.h[m, n[m]] for m in range(b.M)) >= c.need, (seed, g, n)
+                    exact = loss_terms(inst, [inst.model_ids[m] for m in next(oracle.sequences((), n))], g)
+                    assert quantile_bracket(exact, b.omega, 1e-3 * b.l0).hi >= _bound(b, c, n) - 1e-9 * b.l0
+    assert hits > 10  # not vacuous
+
+
+def _subtree(n: tuple[int, ...], K: int):
+    M = len(n)
+    j = max((i for i in range(M) if n[i] > 0), default=0)
+    for m in _lattice(M, K):
+        if all(m[i] == n[i] for i in range(j)) and all(m[i] >= n[i] for i in range(j, M)):
+            yield m
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_region_key_bounds_every_node_of_its_subtree(mode, seed):
+    """key(n) <= LB(n') for every n' of the subtree of n meeting the conditions of its support."""
+    inst = generate("random", {**MID, "noise_mode": mode, "datasets": 1}, seed=seed)
+    bb = exact_mod._BranchAndBound(inst, math.inf, 10**6)
+    K, M = inst.max_epochs, bb.M
+    tight = infinite = 0
+    for grp, reg in zip(bb.groups, bb.regions, strict=True):
+        nodes = _lattice(M, K)
+        lbs = dict(zip(nodes, grp.alloc.lower_bounds(np.array(nodes, dtype=float)), strict=True))
+        ok = {n for n in nodes if all(sum(c.h[m, n[m]] for m in range(M)) >= c.need
+                                      for c in reg.conds[sum(1 for x in n if x)])}
+        assert reg.root_key <= min((lbs[m] for m in ok), default=math.inf) + 1e-9
+        for n in [(0,) * M] + nodes:
+            key = reg.key(n)
+            feas = [lbs[m] for m in _subtree(n, K) if m in ok]
+            least = min(feas, default=math.inf)
+            assert key <= least + 1e-9 * max(1.0, abs(least)) or not feas, (n, key, least)
+            if not feas:
+                infinite += 1
+            elif key > lbs.get(n, 0.0) + 1e-6:
+                tight += 1  # the region key beats the node's own bound: the rule is not vacuous
+    assert tight > 0
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_region_keys_keep_the_optimum(mode):
+    for seed in range(2):
+        inst = generate("random", {**TINY, "noise_mode": mode, "epochs": 5}, seed=seed)
+        on = solve("exact", inst, {"incumbent": False})
+        off = solve("exact", inst, {"incumbent": False, "region": False})
+        ref = Oracle(inst).optimum()
+        for res in (on, off):
+            assert res.status == (Status.OPTIMAL if ref is not None else Status.INFEASIBLE), res.message
+            if ref is not None:
+                assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9)
+        assert on.extra["count_vectors"] <= off.extra["count_vectors"]
