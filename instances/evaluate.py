@@ -94,10 +94,18 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     scale = instance.loss.initial
     omega = instance.loss.quantile
     if decide is not None and ladder and terms.dists:
+        skip = False
         for k in LADDER:
+            if skip:  # the previous step left the target in its central half: go one step finer
+                skip = False
+                continue
             br = quantile_bracket(terms, omega, k * rtol * scale)
             if not br.lo <= decide < br.hi:
                 return br
+            # the next step (8 times finer) decides only if the quantile lies farther than its
+            # width from the target, unlikely when the target sits in this bracket's central half;
+            # skipping a step changes the cost, never the decision (every bracket is certified)
+            skip = min(decide - br.lo, br.hi - decide) > (br.hi - br.lo) / 4
     br = quantile_bracket(terms, omega, rtol * scale)
     while decide is not None and br.lo <= decide < br.hi and rtol > MIN_RTOL and br.n_terms:
         rtol = max(rtol / 8, MIN_RTOL)
