@@ -25,20 +25,17 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_data import SubsetData, plan_of_runs
+from deplbench.formulations.saa_data import SubsetData, cheapest_start
 from deplbench.instances.plan import Plan
 
 #: most exactly enumerated block sequences (over all block counts up to B)
 MAX_BLOCK_SEQUENCES = 250_000
 #: columns per chunk (an (S, CHUNK) array)
 CHUNK = 2048
-#: most exact allocations for the start plan
-MAX_ALLOCATIONS = 200
 #: most bytes of the dynamic programme's arrays (beyond it: no block sequences)
 MAX_DP_BYTES = 1 << 30
 
@@ -180,23 +177,13 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
 
     Count vectors are allocated exactly in increasing order of their bound ``lb`` until the best
     cost is at most the next bound (then it is the cheapest such plan), at ``deadline`` or after
-    :data:`MAX_ALLOCATIONS` allocations.
+    :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
     """
     if not feasible:
         return None
     alloc = Allocator(data.opts.cost, data.opts.time, data.budget)
     idx = np.array(sorted(feasible, key=lambda i: lb[i]), dtype=np.int64)
-    best = None
-    for i in idx[:MAX_ALLOCATIONS]:
-        if (best is not None and lb[i] >= best[1].cost) or time.perf_counter() > deadline:
-            break
-        a = alloc.solve(Q[i])
-        if a is not None and (best is None or a.cost < best[1].cost):
-            best = (feasible[int(i)], a)
-    if best is None:
-        return None
-    runs, a = best
-    return plan_of_runs(data, runs, a.options), float(a.cost)
+    return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[int(i)]) for i in idx), deadline)
 
 
 __all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

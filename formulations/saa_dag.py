@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.saa_data import SubsetData, plan_of_runs
+from deplbench.formulations.saa_data import (
+    SubsetData,
+    cheapest_start,
+)
 from deplbench.instances.plan import Plan
 
 #: columns per chunk (a (CHUNK, S) array)
 CHUNK = 2048
 #: the registry's violation test (``evaluate_on_scenarios``): loss > target + START_TOL
 START_TOL = 1e-9
-#: most exact allocations for the start (as ``saa_start.MAX_ALLOCATIONS``)
-MAX_ALLOCATIONS = 200
 
 Runs = tuple[tuple[int, int], ...]
 
@@ -151,7 +151,7 @@ def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[in
     :data:`START_TOL`), ``decode`` an id to the sequence (``_Picker.decode``);
     ``lb`` are the allocation lower bounds of ``Q``. Count vectors are allocated exactly in
     increasing ``lb`` (ties: depth-first enumeration order) until the best cost is at most the
-    next bound, at ``deadline`` or after :data:`MAX_ALLOCATIONS` allocations.
+    next bound, at ``deadline`` or after :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
     """
     if not feasible:
         return None
@@ -171,17 +171,7 @@ def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[in
             yield from grp
             lo = max(hi, lo + 1)
 
-    best, best_cost = None, np.inf
-    for t, i in enumerate(ordered()):
-        if t >= MAX_ALLOCATIONS or lb[i] >= best_cost or time.perf_counter() > deadline:
-            break
-        a = alloc.solve(Q[i])
-        if a is not None and a.cost < best_cost:
-            best, best_cost = (feasible[i], a), a.cost
-    if best is None:
-        return None
-    seq, a = best
-    return plan_of_runs(data, seq, a.options), float(a.cost)
+    return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[i]) for i in ordered()), deadline)
 
 
 __all__ = ["dag_start", "sequence_columns"]

@@ -8,6 +8,7 @@ fixed scenarios, objective rows) that every backend writes alike.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,6 +142,30 @@ def plan_of_runs(data: SubsetData, runs, options) -> Plan:
             o = queue[m].pop(0)
             epochs.append((data.models[m], data.opts.clusters[o], data.opts.levels[o]))
     return Plan.from_epochs(data.datasets, epochs)
+
+
+#: most exact allocations tried for a start plan
+MAX_ALLOCATIONS = 200
+
+
+def cheapest_start(data: SubsetData, alloc, candidates, deadline: float) -> tuple[Plan, float] | None:
+    """The cheapest allocated plan among ``candidates`` ((cost lower bound, counts, runs), in
+    the order to try), and its cost; None if none has an allocation.
+
+    Stops at the first bound that reaches the best cost so far (the candidates come in bound
+    order), after :data:`MAX_ALLOCATIONS` allocations or at ``deadline`` (``time.perf_counter()``).
+    """
+    best, best_cost = None, np.inf
+    for t, (bound, counts, runs) in enumerate(candidates):
+        if t >= MAX_ALLOCATIONS or bound >= best_cost or time.perf_counter() > deadline:
+            break
+        a = alloc.solve(counts)
+        if a is not None and a.cost < best_cost:
+            best, best_cost = (runs, a), a.cost
+    if best is None:
+        return None
+    runs, a = best
+    return plan_of_runs(data, runs, a.options), float(a.cost)
 
 
 def subset_data(instance, datasets, sc: Scenarios) -> SubsetData:

@@ -16,15 +16,13 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_data import plan_of_runs
+from deplbench.formulations.saa_data import cheapest_start
 from deplbench.formulations.saa_model import SaaModel, SubsetData
 from deplbench.formulations.sequences import Refused, enumerate_sequences
 from deplbench.instances.plan import Plan
 
 #: most sequences enumerated for a start (beyond it: no start)
 MAX_START_SEQUENCES = 200_000
-#: at most this many exact allocations are tried
-MAX_ALLOCATIONS = 200
 #: sequences evaluated per batch (an (S, CHUNK) loss array)
 CHUNK = 2000
 
@@ -102,7 +100,7 @@ def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:
     registry's test). Count vectors are tried by increasing allocation lower bound; the
     search stops when the best exact cost is at most the next lower bound (then the start
     is the cheapest plan of the enumeration, up to transfer costs), at ``deadline``
-    (``time.perf_counter()``) or after :data:`MAX_ALLOCATIONS` allocations.
+    (``time.perf_counter()``) or after :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
     """
     if not data.per_run:
         return None
@@ -138,14 +136,5 @@ def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:
     lb = alloc.lower_bounds(np.array([counts[i] for i in idx]))
     order = idx[np.argsort(lb, kind="stable")]
     lb = np.sort(lb)
-    best, best_cost = None, np.inf
-    for t, i in enumerate(order[:MAX_ALLOCATIONS]):
-        if lb[t] >= best_cost or time.perf_counter() > deadline:
-            break
-        a = alloc.solve(counts[i])
-        if a is not None and a.cost < best_cost:
-            best, best_cost = (feas[i], a), a.cost
-    if best is None:
-        return None
-    seq, a = best
-    return plan_of_runs(data, seq, a.options)
+    found = cheapest_start(data, alloc, ((lb[t], counts[i], feas[i]) for t, i in enumerate(order)), deadline)
+    return None if found is None else found[0]
