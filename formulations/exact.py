@@ -226,6 +226,9 @@ class _BranchAndBound:
                     continue
                 self.stats["count_vectors"] += 1
                 self._children(gi, n, heap, tie, key)
+                if self.regions[gi] is not None and not self.regions[gi].admits(n):
+                    self.stats["pruned_region"] += 1
+                    continue
                 if not self._screen(grp.g, n):
                     continue
                 runs = self.seqs.find(grp.g, grp.datasets, n)

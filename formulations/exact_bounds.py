@@ -71,7 +71,7 @@ class Bounder:
         self.cantelli = math.sqrt((1 - self.omega) / self.omega)
         self.upper = math.sqrt(self.omega / (1 - self.omega))
         # refuted per_run relaxations (coefficients, switch counts, offset): dominance store
-        self.store = LabelStore(self.M, len(instance.switches) + 1) if self.per_run else None
+        self.store = LabelStore(self.M, len(instance.switches) + 1 + self.M) if self.per_run else None
         self._qcache: dict[tuple[int, int], float] = {}
         k = np.arange(1, K + 2, dtype=float)
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
@@ -86,9 +86,16 @@ class Bounder:
         self.low = min([0.0] + [s.penalty.low for s in instance.switches])
         # stochastically smallest penalty (only used when every penalty is >= 0)
         self.pmin = min_law(self.pen) if self.pen and self.low == 0 else None
+        # per target model: stochastically smallest penalty of a switch into it (Lemma 3')
+        into = [[self.pen[i] for i, s in enumerate(instance.switches) if s.to == mid] for mid in ids]
+        self.pin = [min_law(d) if d and self.pmin is not None else self.pmin for d in into]
         self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
         # the coupling argument needs X >= 0 almost surely (not the normal law)
         self.valid = all((d.value >= 0) if d.is_constant else d.lower >= 0 for d in self.noise)
+        # common progress shape a_m = A_m h (same B, p): A_m, else None (Lemma 8 needs it)
+        pr = [m.progress for m in instance.models]
+        same = all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
+        self.shape = np.array([q.A for q in pr], dtype=float) if same and self.valid else None
 
     # ---- relaxed losses ----------------------------------------------------------------------
     def root(self, counts) -> Prefix:
@@ -120,8 +127,8 @@ class Bounder:
         for i in p.switches:
             dists.append(self.pen[i])
             coefs.append(1.0)
-        for _ in range(self.mandatory(p)):
-            dists.append(self.pmin)
+        for law in self.mandatory_laws(p):
+            dists.append(law)
             coefs.append(1.0)
         keep_d, keep_c = [], []
         for d, c in zip(dists, coefs, strict=True):
@@ -138,21 +145,98 @@ class Bounder:
             return 0
         return sum(1 for m in range(self.M) if p.r[m] > 0 and m != p.last) - (p.last < 0 and any(p.r))
 
+    def mandatory_laws(self, p: Prefix) -> list[Dist]:
+        """Laws below the mandatory switches: ``P_min`` each for the empty prefix (the first model
+        is unknown), else, for each remaining model ``m`` but the last, the least law into ``m``."""
+        if self.pmin is None:
+            return []
+        if p.last < 0:
+            return [self.pmin] * self.mandatory(p)
+        return [self.pin[m] for m in range(self.M) if p.r[m] > 0 and m != p.last]
+
     # ---- refutation --------------------------------------------------------------------------
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
         """Refute every completion of ``p``: dominance by a stored refutation, else :meth:`refuted`."""
         if self.store is None or self.low < 0:
             return self.refuted(self.prefix_terms(g, p), bracket)
         c = np.array([g * (p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]) for m in range(self.M)])
-        cnt = np.bincount(np.asarray(p.switches, dtype=int), minlength=self.store.P)
-        cnt[-1] = self.mandatory(p)  # the last column counts the stochastically smallest penalty
+        cnt = np.zeros(self.store.P, dtype=np.int64)
+        np.add.at(cnt, np.asarray(p.switches, dtype=int), 1)
+        # then one column for P_min (empty prefix), one per target model's least law into it
+        nsw = len(self.inst.switches)
+        if self.pmin is not None:
+            if p.last < 0:
+                cnt[nsw] = self.mandatory(p)
+            else:
+                for m in range(self.M):
+                    cnt[nsw + 1 + m] = int(p.r[m] > 0 and m != p.last)
         if self.store.dominated(c, cnt):
             self.stats["pruned_dominance"] += 1
             return True
+        if self.placed_refuted(g, p):
+            return True  # not stored: the store's dominance holds for the relaxation only
         if self.refuted(self.prefix_terms(g, p), bracket):
             self.store.add(c, cnt)
             return True
         return False
+
+    def placed_refuted(self, g: float, p: Prefix) -> bool:
+        """The position-aware product bound (docs/exact.md, Lemma 9) proves every completion infeasible."""
+        if self.shape is None or not self.per_run or not any(p.r):
+            return False
+        if self._placed_bound(g, p) > self.target + self.margin:
+            self.stats["product"] += 1
+            return True
+        return False
+
+    def _level(self, d: Dist, level: float, upper: bool) -> float:
+        """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
+        if d.is_constant:
+            return d.value
+        key = (id(d), level, upper)
+        q = self._qcache.get(key)
+        if q is None:
+            q = float(d.ppf(level)) * (1 + 1e-12) if upper else float(d.ppf(1.0 - level)) * (1 - 1e-12)
+            self._qcache[key] = q
+        return q
+
+    def _placed_bound(self, g: float, p: Prefix) -> float:
+        """max over dominant models and skews of ``l0 - g sum_m x_m C_m^max + sum_i y_i``.
+
+        Joint product bound over the models' factors and the penalties (made and mandatory):
+        ``P(X_m <= x_m for all m, P_i >= y_i for all i) = prod of the levels > 1 - omega``, and
+        ``sum_m x_m C_m`` is at most its value with the remaining epochs in the positions
+        ``k+1, ...`` sorted by ``x_m A_m`` (rearrangement, a common shape ``a_m = A_m h``).
+        """
+        pens = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+        pens = [d for d in pens if not d.is_constant] + [d for d in pens if d.is_constant]
+        used = [m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0]
+        tail = (1 - self.omega) * (1 + 1e-9)
+        fixed = self.l0 + self.low * sum(p.r) + sum(d.value for d in pens if d.is_constant)
+        rand = [d for d in pens if not d.is_constant]
+        best = -math.inf
+        for dom in used:
+            others = len(used) - 1 + len(rand)
+            for rho in (0.5, 0.85) if others else (1.0,):
+                lead = tail / rho
+                if lead >= 1.0:
+                    continue
+                lv = rho ** (1.0 / others) if others else 1.0
+                x = np.array([self._level(self.noise[m], lead if m == dom else lv, True) if m in used else 0.0
+                              for m in range(self.M)])
+                v = fixed + sum(self._level(d, lv, False) for d in rand) - g * self._placed_sum(p, x)
+                best = max(best, v)
+        return best
+
+    def _placed_sum(self, p: Prefix, x: np.ndarray) -> float:
+        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement."""
+        total = float(np.dot(x, p.s))
+        pos = p.k
+        for m in np.argsort(-(x * self.shape), kind="stable"):
+            if p.r[m] > 0:
+                total += x[m] * (self.cum[m, pos + p.r[m]] - self.cum[m, pos])
+                pos += p.r[m]
+        return total
 
     def _product_bound(self, terms: LossTerms) -> float:
         """A lower bound on the omega-quantile from independence alone (needs X >= 0).

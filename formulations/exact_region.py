@@ -33,16 +33,39 @@ from deplbench.instances.quantile import quantile_bracket
 MAX_LAMBDAS = 12  # allocation multipliers tried per key (any subset is valid)
 ROOT_LAMBDAS = 64  # multipliers of the root key (evenly spaced breakpoints)
 SCREEN_LAMBDAS = 8  # multipliers used to rank the conditions at construction
-KEEP = 2  # necessary conditions kept per support size (any subset is valid)
+KEEP = 2  # necessary conditions kept per support size and dominant model (any subset is valid)
+SKEW = (0.5, 0.85)  # product-bound skews: the dominant model at level p / rho (docs/exact.md)
 
 
 @dataclass
 class Condition:
-    """``sum_{m in U} h[m, n'_m] >= need`` for every certified ``n'`` of support size ``s``."""
+    """``sum_{m in U} h[m, n'_m] >= need`` for every certified ``n'`` of support size ``s``.
+
+    ``h = g beta_m cum_m(k) + sep[m, k]`` at position offset 0. With a common progress shape
+    (``a_m = A_m h``: every model has the same ``B`` and ``p``) the linear part is
+    position-aware (docs/exact.md, Lemma 8): a model ranked after others in ``rank`` (by
+    ``beta_m A_m``, descending) gets ``beta_m (cum_m(P + k) - cum_m(P))`` with ``P`` the epochs
+    the models ranked before it surely run. ``beta`` is None when there is no common shape.
+    ``dominant`` is the model whose threshold is skewed low (``-1``: none).
+    """
 
     h: np.ndarray  # (M, K + 1), h[:, 0] = 0
     inc: np.ndarray  # (M, K): increments of the least concave majorant of each row
     need: float
+    beta: np.ndarray | None = None  # (M,): coefficient of the linear part, times g
+    sep: np.ndarray | None = None  # (M, K + 1): the unshifted part
+    sep_inc: np.ndarray | None = None  # (M, K): its concave majorant's increments
+    rank: tuple[int, ...] = ()
+    dominant: int = -1
+    y: np.ndarray | None = None  # (M,): per-target penalty thresholds (then need excludes pi*)
+
+    def need_for(self, used: np.ndarray) -> float:
+        """``need`` on a support: plus, with ``y``, the entries into all its models but the first
+        (``sum_U y - max_U y``: the first model is unknown, Lemma 10)."""
+        if self.y is None:
+            return self.need
+        ys = self.y[used]
+        return self.need + float(ys.sum() - ys.max()) if ys.size else self.need
 
 
 def concave_increments(h: np.ndarray) -> np.ndarray:
@@ -53,6 +76,12 @@ def concave_increments(h: np.ndarray) -> np.ndarray:
     """
     d = np.diff(h, axis=1)
     return np.maximum.accumulate(d[:, ::-1], axis=1)[:, ::-1]
+
+
+def common_shape(b: Bounder) -> bool:
+    """Every model's progress is ``A_m h(k)`` for one non-increasing ``h``: same ``B`` and ``p``."""
+    pr = [m.progress for m in b.inst.models]
+    return all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
 
 
 def penalty_quantile(b: Bounder, s: int, level: float) -> float:
@@ -66,6 +95,36 @@ def penalty_quantile(b: Bounder, s: int, level: float) -> float:
     return max(0.0, quantile_bracket(terms, level, 1e-4 * abs(b.l0)).lo)
 
 
+def _quantiles(b: Bounder, levels: np.ndarray) -> np.ndarray:
+    """``q_{levels[m]}(X_m)`` scaled up by ``1 + 1e-12`` (only raises ``w*``)."""
+    return np.array([d.value if d.is_constant else float(d.ppf(min(lv, 1.0))) * (1 + 1e-12)
+                     for d, lv in zip(b.noise, levels, strict=True)])
+
+
+def _thresholds(b: Bounder, p: float, s: int) -> list[tuple[int, np.ndarray]]:
+    """Product-bound thresholds ``x_m`` with ``prod_{m in U} F_m(x_m) >= p`` on every support of size s.
+
+    Equal levels ``p^(1/s)``, and per dominant model ``d`` a skewed profile: ``d`` at level
+    ``p / rho``, the others at ``max(rho^(1/(s-1)), p^(1/s))`` (a support with ``d``: product
+    ``>= p``; without: ``>= p`` too). Returns ``(d, x)`` pairs (``d = -1``: equal levels).
+    """
+    out = []
+    beta = min(p ** (1.0 / s), 1.0)
+    if beta < 1.0:
+        out.append((-1, _quantiles(b, np.full(b.M, beta))))
+    if s >= 2:
+        for rho in SKEW:
+            if p / rho >= 1.0:
+                continue
+            other = max(rho ** (1.0 / (s - 1)), beta)
+            for d in range(b.M):
+                lv = np.full(b.M, other)
+                lv[d] = p / rho
+                if other < 1.0:
+                    out.append((d, _quantiles(b, lv)))
+    return out
+
+
 def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
     """Necessary conditions for support size ``s`` and data effect ``g`` (docs/exact.md, rule R).
 
@@ -73,17 +132,16 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
     ``g sum_m sum_i a_m(i) X_mi`` (per_epoch) and ``Pi`` the ``s - 1`` mandatory ``P_min``. For
     ``p p' > 1 - omega``, ``w* >= q_p(W)`` and ``pi* <= q_{1-p'}(Pi)``, the omega-quantile is at
     least ``l0 + low sum n' - w* + pi*``. ``w*`` is separable: per_run, the product bound
-    ``sum_m c_m q_{p^(1/s)}(X_m)``; both modes, Cantelli ``E W + sqrt(p/(1-p)) sd(W)`` with the
-    square root bounded by the sum of its parts. ``h = g w_m(k) - low k``, ``need = l0 - target
-    + pi* - 1e-6 l0``.
+    ``sum_m c_m x_m`` (thresholds of :func:`_thresholds`); both modes, Cantelli
+    ``E W + sqrt(p/(1-p)) sd(W)`` with the square root bounded by the sum of its parts.
+    ``h = g w_m(k) - low k``, ``need = l0 - target + pi* - 1e-6 l0``.
     """
     cum = b.cum[:, : K + 1]
     ks = np.arange(K + 1)[None, :]
     base = b.l0 - b.target - 1e-6 * abs(b.l0)
     sd = np.sqrt(np.maximum(b.nvar, 0.0)) * (1 + 1e-6)
-    if b.per_run:
-        spread = cum
-    else:
+    shape = common_shape(b)
+    if not b.per_run:
         spread = np.sqrt(np.concatenate([np.zeros((b.M, 1)), np.cumsum(b.a ** 2, axis=1)], axis=1))[:, : K + 1]
     tail = 1 - b.omega
     splits = [tail * (1 + 1e-9)] if s == 1 or b.pmin is None else \
@@ -92,18 +150,28 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
     for p in splits:
         p2 = min(1.0, tail / p * (1 + 1e-6))  # p * p2 > 1 - omega
         pi = penalty_quantile(b, s, 1 - p2)
-        rows = []
+        rows = []  # (dominant, beta, unshifted part)
         if b.per_run:
-            beta = min(p ** (1.0 / s), 1.0)
-            if beta < 1.0:
-                rows.append(cum * np.array([d.value if d.is_constant else float(d.ppf(beta)) * (1 + 1e-12)
-                                            for d in b.noise])[:, None])
+            rows += [(d, x, np.zeros_like(cum)) for d, x in _thresholds(b, p, s)]
         kappa = math.sqrt(p / (1 - p))
-        rows.append(cum * b.nmean[:, None] * (1 + 1e-12) + kappa * sd[:, None] * spread)
-        for w in rows:
-            h = g * w - b.low * ks
+        if b.per_run:
+            rows.append((-1, b.nmean * (1 + 1e-12) + kappa * sd, np.zeros_like(cum)))
+        else:
+            rows.append((-1, b.nmean * (1 + 1e-12), kappa * sd[:, None] * spread))
+        ys = [(pi, None)]
+        if s >= 2 and b.pmin is not None and p2 < 1.0:  # entries into each model, product bound
+            level = p2 ** (1.0 / (s - 1))
+            ys.append((0.0, np.array([b._level(law, level, False) for law in b.pin])))
+        for d, beta, rest in rows:
+            sep = g * rest - b.low * ks
+            h = g * beta[:, None] * cum + sep
             h -= h[:, :1]
-            out.append(Condition(h, concave_increments(h), base + pi))
+            sep -= sep[:, :1]
+            alpha = beta * b.a[:, 0]
+            rank = tuple(int(m) for m in np.argsort(-alpha, kind="stable"))
+            for pen, y in ys:
+                out.append(Condition(h, concave_increments(h), base + pen, g * beta if shape else None, sep,
+                                     concave_increments(sep), rank, d, y))
     return out
 
 
@@ -126,6 +194,8 @@ class RegionBound:
         self.K = K
         self.M = alloc.n_models
         self.tol = 1e-9 * abs(bounder.l0) + 1e-12
+        self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
+        self.weight = bounder.a[:, 0] * bounder.nmean  # ranks the models for the dominant choice
         alloc.lower_bounds(np.zeros((1, self.M)))  # builds alloc._phi
         self.limit = alloc.limit
         lam, phi = alloc._lambdas, alloc._phi
@@ -142,18 +212,33 @@ class RegionBound:
         self.lam, self.phi = lam[pick], phi[:, pick]
         self.root_key = float(vals.max())
 
-    def _strongest(self, conds: list[Condition], s: int) -> list[Condition]:
-        """The ``KEEP`` conditions with the largest root key over the supports of size ``s``."""
-        if len(conds) <= KEEP:
-            return conds
-        score = []
-        for c in conds:
-            worst = math.inf
-            for U in itertools.combinations(range(self.M), s):
-                lo = np.array([1 if m in U else 0 for m in range(self.M)])
-                worst = min(worst, float(self._support(c, lo, self.K - s, list(U)).max()))
-            score.append(worst)
-        return [conds[i] for i in np.argsort(score)[::-1][:KEEP]]
+    def _strongest(self, conds: list[Condition], s: int) -> dict[int, list[Condition]]:
+        """Per dominant model (``-1``: none), the ``KEEP`` conditions with the largest score.
+
+        The score of a condition is its least key over the supports of size ``s`` at their
+        smallest counts (the dominant model, when there is one, at ``K // 3`` epochs).
+        """
+        out: dict[int, list[Condition]] = {}
+        for d in sorted({c.dominant for c in conds}):
+            group = [c for c in conds if c.dominant == d]
+            if len(group) <= KEEP:
+                out[d] = group
+                continue
+            score = []
+            for c in group:
+                worst = math.inf
+                for U in itertools.combinations(range(self.M), s):
+                    if d >= 0 and d not in U:
+                        continue
+                    lo = np.array([1 if m in U else 0 for m in range(self.M)])
+                    if d >= 0:
+                        lo[d] = max(1, self.K // 3)
+                    room = self.K - int(lo.sum())
+                    if room >= 0:
+                        worst = min(worst, float(self._support(c, lo, room, list(U)).max()))
+                score.append(worst)
+            out[d] = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
+        return out
 
     def key(self, n: tuple[int, ...]) -> float:
         """Lower bound on ``LB(n')`` over the certifiable ``n'`` of the subtree of ``n`` (inf: none)."""
@@ -176,20 +261,58 @@ class RegionBound:
                 if room < 0:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
-                vals = np.max([self._support(c, lo, room, free) for c in self.conds[len(U)]], axis=0)
+                conds = self.conds[len(U)]
+                lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))  # the dominant model
+                use = conds.get(-1, []) + conds.get(lead, [])
+                vals = np.max([self._support(c, lo, room, free) for c in use], axis=0)
                 best = np.minimum(best, vals)
         finite = np.isfinite(best)  # conservative against round-off, as LB(n)
         return np.where(finite, best - 1e-9 * np.abs(np.where(finite, best, 0.0)) - 1e-9, best)
 
+    def admits(self, n: tuple[int, ...]) -> bool:
+        """False when the count vector ``n`` itself fails a condition of its support (Lemma 8)."""
+        U = [m for m in range(self.M) if n[m] > 0]
+        if not U:
+            return True
+        lo = np.asarray(n)
+        conds = self.conds[len(U)]
+        lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))
+        used = lo > 0
+        return all(self._rows(c, lo, 0, [])[0] >= c.need_for(used) for c in conds.get(-1, []) + conds.get(lead, []))
+
+    def _rows(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> tuple[float, list[np.ndarray]]:
+        """``sum_m h'_m(lo_m)`` and the increments of ``h'_m`` beyond ``lo_m`` for the free models.
+
+        ``h'`` is ``h`` with each model's linear part shifted by the epochs ``P_m`` that the models
+        ranked before it surely run (docs/exact.md, Lemma 8); offset 0 without a common shape.
+        """
+        M = self.M
+        if c.beta is None:
+            return (float(sum(c.h[m, lo[m]] for m in range(M))),
+                    [c.inc[m, lo[m]: lo[m] + room] for m in free])
+        a, cum = self.a, self.cum
+        off = np.zeros(M, dtype=int)
+        run = 0
+        for m in c.rank:
+            if lo[m] > 0:
+                off[m] = run
+                run += int(lo[m])
+        total = float(sum(c.beta[m] * (cum[m, off[m] + lo[m]] - cum[m, off[m]]) + c.sep[m, lo[m]]
+                          for m in range(M) if lo[m] > 0))
+        incs = [c.beta[m] * a[m, off[m] + lo[m]: off[m] + lo[m] + room] + c.sep_inc[m, lo[m]: lo[m] + room]
+                for m in free]
+        return total, incs
+
     def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> np.ndarray:
         """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""
         out = lo.astype(float) @ self.phi - self.lam * self.limit
-        rest = c.need - float(sum(c.h[m, lo[m]] for m in range(self.M)))
+        total, incs = self._rows(c, lo, room, free)
+        rest = c.need_for(lo > 0) - total
         if rest <= 0:
             return out
         if room == 0 or not free:
             return np.full(len(self.lam), math.inf)
-        d = np.concatenate([c.inc[m, lo[m]: lo[m] + room] for m in free])  # (E,)
+        d = np.concatenate(incs)  # (E,)
         if d.sum() < rest - self.tol:
             return np.full(len(self.lam), math.inf)  # no n' of this support meets the condition
         if len(free) == 1:  # one model: its increments are already in greedy order
@@ -198,7 +321,7 @@ class RegionBound:
             prev = cd[last - 1] if last else 0.0
             frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
             return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
-        who = np.concatenate([np.full(len(c.inc[m, lo[m]: lo[m] + room]), m) for m in free])
+        who = np.concatenate([np.full(len(x), m) for x, m in zip(incs, free, strict=True)])
         unit = self.phi[who]  # (E, L): cost of one more epoch of that model
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(unit > 0, d[:, None] / unit, np.where(d[:, None] > 0, np.inf, 0.0))
