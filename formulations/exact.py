@@ -38,6 +38,7 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.exact_bounds import Bounder
+from deplbench.formulations.exact_incumbent import BlockScan
 from deplbench.formulations.exact_region import RegionBound
 from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.instances.plan import Plan
@@ -103,7 +104,8 @@ def _peak_mb() -> float:
 class _BranchAndBound:
     """State of one search (see the module docstring)."""
 
-    def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0, region: bool = True):
+    def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0, region: bool = True,
+                 positions: bool = True):
         self.inst = instance
         self.deadline = deadline
         self.max_nodes = max_nodes
@@ -111,6 +113,8 @@ class _BranchAndBound:
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats)
+        if not positions:
+            self.bounder.shape = None  # no position-aware bounds (Lemmas 8 and 9)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
         # region keys (docs/exact.md): need the earliest-position relaxation (X >= 0)
         self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs)
@@ -125,11 +129,14 @@ class _BranchAndBound:
         self.passed: dict[tuple[int, ...], float] = {}
 
     # ---- count-level screen ------------------------------------------------------------------
-    def _screen(self, g: float, n: tuple[int, ...]) -> bool:
+    def _screen(self, g: float, n: tuple[int, ...], gi: int | None = None) -> bool:
         """False if no sequence with counts n can meet the quantile (proven), else True."""
         b = self.bounder
         if not b.valid:
             return True
+        if gi is not None and self.regions[gi] is not None and not self.regions[gi].admits(n):
+            self.stats["pruned_region"] += 1  # n itself fails a necessary condition (Lemma 8)
+            return False
         # same models used: the relaxations count the same mandatory switches (docs/exact.md)
         units = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
         if self.refuted.get(n, -math.inf) >= g or any(self.refuted.get(u, -math.inf) >= g for u in units):
@@ -226,10 +233,7 @@ class _BranchAndBound:
                     continue
                 self.stats["count_vectors"] += 1
                 self._children(gi, n, heap, tie, key)
-                if self.regions[gi] is not None and not self.regions[gi].admits(n):
-                    self.stats["pruned_region"] += 1
-                    continue
-                if not self._screen(grp.g, n):
+                if not self._screen(grp.g, n, gi):
                     continue
                 runs = self.seqs.find(grp.g, grp.datasets, n)
                 if runs is None:
@@ -280,8 +284,11 @@ PARAMS = (
           low=1, high=10**9),
     Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
           "timeout with gap", low=0, high=10**12),
-    Param("incumbent", bool, True, "start from the certified depl-plus plan (prunes from the start)"),
+    Param("incumbent", bool, True, "start from the certified depl-plus plan and the cheapest certified one- and "
+          "two-run sequences (prunes from the start)"),
     Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
+    Param("positions", bool, True, "position-aware bounds when every model has the same progress shape: later "
+          "models' epochs are placed after the earlier ones' (docs/exact.md, Lemmas 8 and 9)"),
 )
 OUTPUTS = {
     "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",
@@ -291,7 +298,8 @@ OUTPUTS = {
     "cantelli": "Cantelli tests", "product": "refutations by the product bound",
     "sequences": "complete sequences reached", "certified": "evaluator decisions",
     "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
-    "incumbent_cost": "cost of the depl-plus incumbent", "peak_mem_mb": "peak resident memory (MB)",
+    "incumbent_cost": "cost of the depl-plus incumbent",
+    "block_cost": "cost of the best block-scan plan that improved the incumbent", "peak_mem_mb": "peak resident memory (MB)",
     "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
     "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
 }
@@ -304,7 +312,8 @@ TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare 
 @register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                  description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
-                region: bool = True, time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:
+                region: bool = True, positions: bool = True, time_limit: float = 60.0, seed: int = 0,
+                threads: int = 1) -> SolveResult:
     """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
 
     Parameters
@@ -319,6 +328,8 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
     region : bool
         Key lattice nodes by the region bound of their subtree (``docs/exact.md``).
+    positions : bool
+        Position-aware bounds (a common progress shape; ``docs/exact.md``, Lemmas 8 and 9).
     time_limit : float
         Seconds (the incumbent heuristic included); on expiry the result is ``timeout``
         with the best certified plan, ``bound`` and ``gap``.
@@ -331,13 +342,16 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     """
     t0 = time.perf_counter()
     try:
-        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region))
+        search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region),
+                                 bool(positions))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     if incumbent:  # a quarter of the limit, never more than what remains of it
         budget = min(float(time_limit) / 4, t0 + float(time_limit) - time.perf_counter())
         if budget > 0.05:
             search._incumbent(budget)
+        # then the block scan (one- and two-run sequences), within another quarter
+        BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit))).run()
     build = time.perf_counter() - t0
     res = search.run()
     return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

@@ -78,12 +78,6 @@ def concave_increments(h: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(d[:, ::-1], axis=1)[:, ::-1]
 
 
-def common_shape(b: Bounder) -> bool:
-    """Every model's progress is ``A_m h(k)`` for one non-increasing ``h``: same ``B`` and ``p``."""
-    pr = [m.progress for m in b.inst.models]
-    return all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
-
-
 def penalty_quantile(b: Bounder, s: int, level: float) -> float:
     """A lower bound on the ``level``-quantile of the ``s - 1`` mandatory ``P_min`` (0 if none)."""
     pm = b.pmin
@@ -137,10 +131,9 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
     ``h = g w_m(k) - low k``, ``need = l0 - target + pi* - 1e-6 l0``.
     """
     cum = b.cum[:, : K + 1]
-    ks = np.arange(K + 1)[None, :]
     base = b.l0 - b.target - 1e-6 * abs(b.l0)
     sd = np.sqrt(np.maximum(b.nvar, 0.0)) * (1 + 1e-6)
-    shape = common_shape(b)
+    shape = b.shape is not None  # a common progress shape (Bounder.shape)
     if not b.per_run:
         spread = np.sqrt(np.concatenate([np.zeros((b.M, 1)), np.cumsum(b.a ** 2, axis=1)], axis=1))[:, : K + 1]
     tail = 1 - b.omega
@@ -163,15 +156,46 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
             level = p2 ** (1.0 / (s - 1))
             ys.append((0.0, np.array([b._level(law, level, False) for law in b.pin])))
         for d, beta, rest in rows:
-            sep = g * rest - b.low * ks
-            h = g * beta[:, None] * cum + sep
-            h -= h[:, :1]
-            sep -= sep[:, :1]
-            alpha = beta * b.a[:, 0]
-            rank = tuple(int(m) for m in np.argsort(-alpha, kind="stable"))
             for pen, y in ys:
-                out.append(Condition(h, concave_increments(h), base + pen, g * beta if shape else None, sep,
-                                     concave_increments(sep), rank, d, y))
+                out.append(_condition(b, g, K, beta, rest, base + pen, d, y, shape))
+    if b.per_run and s >= 2 and b.pmin is not None:
+        for d, x, y in _joint(b, s):
+            out.append(_condition(b, g, K, x, np.zeros_like(cum), base, d, y, shape))
+    return out
+
+
+def _condition(b: Bounder, g: float, K: int, beta: np.ndarray, rest: np.ndarray, need: float, d: int,
+               y: np.ndarray | None, shape: bool) -> Condition:
+    """The condition ``sum_m g beta_m cum_m(n'_m) + g rest[m, n'_m] - low n'_m >= need``."""
+    ks = np.arange(K + 1)[None, :]
+    sep = g * rest - b.low * ks
+    h = g * beta[:, None] * b.cum[:, : K + 1] + sep
+    h -= h[:, :1]
+    sep -= sep[:, :1]
+    rank = tuple(int(m) for m in np.argsort(-(beta * b.a[:, 0]), kind="stable"))
+    return Condition(h, concave_increments(h), need, g * beta if shape else None, sep, concave_increments(sep),
+                     rank, d, y)
+
+
+def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """Joint product-bound thresholds over the ``s`` factors and the ``s - 1`` entries (per_run).
+
+    Dominant ``d`` at level ``(1 - omega) / rho``, the ``2 s - 2`` others at ``rho^(1/(2s-2))``:
+    the product of the levels exceeds ``1 - omega`` on every support of size ``s`` (with ``d``:
+    equal; without: ``rho^((2s-1)/(2s-2))``, checked). Returns ``(d, x, y)``.
+    """
+    tail = (1 - b.omega) * (1 + 1e-9)
+    out = []
+    for rho in SKEW:
+        lead = tail / rho
+        level = rho ** (1.0 / (2 * s - 2))
+        if lead >= 1.0 or level >= 1.0 or level ** (2 * s - 1) <= tail:
+            continue
+        y = np.array([b._level(law, level, False) for law in b.pin])
+        for d in range(b.M):
+            lv = np.full(b.M, level)
+            lv[d] = lead
+            out.append((d, _quantiles(b, lv), y))
     return out
 
 
@@ -277,8 +301,12 @@ class RegionBound:
         lo = np.asarray(n)
         conds = self.conds[len(U)]
         lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))
-        used = lo > 0
-        return all(self._rows(c, lo, 0, [])[0] >= c.need_for(used) for c in conds.get(-1, []) + conds.get(lead, []))
+        return self.meets(n, conds.get(-1, []) + conds.get(lead, []))
+
+    def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
+        """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows."""
+        lo = np.asarray(n)
+        return all(self._rows(c, lo, 0, [])[0] >= c.need_for(lo > 0) for c in conds)
 
     def _rows(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> tuple[float, list[np.ndarray]]:
         """``sum_m h'_m(lo_m)`` and the increments of ``h'_m`` beyond ``lo_m`` for the free models.

@@ -93,11 +93,12 @@ def _audit(monkeypatch):
                                                                   for i, c in enumerate(p.r))))
         return out
 
-    def screen(self, g, n):
-        before = self.stats["pruned_dominance"]
-        out = orig_screen(self, g, n)
+    def screen(self, g, n, gi=None):
+        before, region = self.stats["pruned_dominance"], self.stats["pruned_region"]
+        out = orig_screen(self, g, n, gi)
         if not out:
-            rules.add("count_dominance" if self.stats["pruned_dominance"] > before else "count_bound")
+            rules.add("count_region" if self.stats["pruned_region"] > region else
+                      "count_dominance" if self.stats["pruned_dominance"] > before else "count_bound")
             seen["counts"].append((g, n))
         return out
 
@@ -119,10 +120,10 @@ def _audit(monkeypatch):
 @pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
 def test_every_refutation_is_true_and_the_optimum_matches_enumeration(mode, monkeypatch):
     all_rules: set[str] = set()
-    for seed in range(2):
+    for seed, positions in itertools.product(range(2), (True, False)):
         inst = small(seed, mode)
         seen, rules = _audit(monkeypatch)
-        res = solve("exact", inst, {"incumbent": False})
+        res = solve("exact", inst, {"incumbent": False, "positions": positions, "region": positions})
         oracle = Oracle(inst)
         target = inst.loss.target
         # every refuted prefix, count vector and sequence has no certifiable completion
@@ -138,7 +139,8 @@ def test_every_refutation_is_true_and_the_optimum_matches_enumeration(mode, monk
             assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9), (res.evaluation.cost, ref)
         all_rules |= rules
         monkeypatch.undo()
-    expected = {"cantelli", "brackets", "count_bound"} | ({"pruned_dominance"} if mode == "per_run" else set())
+    expected = {"cantelli", "brackets", "count_bound", "count_region"} | \
+        ({"pruned_dominance", "product"} if mode == "per_run" else set())
     assert expected <= all_rules, all_rules  # the audit is not vacuous
 
 
