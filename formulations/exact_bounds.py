@@ -181,13 +181,33 @@ class Bounder:
         return False
 
     def placed_refuted(self, g: float, p: Prefix) -> bool:
-        """The position-aware product bound (docs/exact.md, Lemma 9) proves every completion infeasible."""
-        if self.shape is None or not self.per_run or not any(p.r):
+        """The position-aware bounds (docs/exact.md, Lemmas 9 and 11) prove every completion infeasible."""
+        if self.shape is None or not any(p.r):
             return False
-        if self._placed_bound(g, p) > self.target + self.margin:
+        if self._placed_cantelli(g, p) > self.target + self.margin:
+            self.stats["cantelli"] += 1
+            return True
+        if self.per_run and self._placed_bound(g, p) > self.target + self.margin:
             self.stats["product"] += 1
             return True
         return False
+
+    def _placed_cantelli(self, g: float, p: Prefix) -> float:
+        """Cantelli's ``E l - kappa sd(l)`` with the remaining epochs placed by Lemma 8 (Lemma 11)."""
+        pens = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+        sd = np.sqrt(np.maximum(self.nvar, 0.0)) * (1 + 1e-6)
+        kappa = self.cantelli * (1 + 1e-6)
+        pvar = sum(d.var for d in pens) * (1 + 1e-6)
+        mean = self.l0 + self.low * sum(p.r) + sum(d.mean for d in pens)
+        if self.per_run:  # sd(l) <= g sum_m sd_m C_m + sd(penalties)
+            beta = self.nmean * (1 + 1e-12) + kappa * sd
+            return mean - g * self._placed_sum(p, beta) - kappa * math.sqrt(pvar)
+        # per_epoch: the placed terms exactly, the remaining ones at their earliest positions
+        var = sum(self.nvar[m] * self.a[m, j] ** 2 for j, m in enumerate(p.epoch_models))
+        var += sum(self.nvar[m] * float(np.sum(self.a[m, p.k: p.k + p.r[m]] ** 2)) for m in range(self.M))
+        placed = sum(self.nmean[m] * self.a[m, j] for j, m in enumerate(p.epoch_models))
+        rest = self._placed_sum(p, self.nmean * (1 + 1e-12), with_prefix=False)
+        return mean - g * (placed * (1 + 1e-12) + rest) - kappa * math.sqrt(g * g * var * (1 + 1e-6) + pvar)
 
     def _level(self, d: Dist, level: float, upper: bool) -> float:
         """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
@@ -228,9 +248,10 @@ class Bounder:
                 best = max(best, v)
         return best
 
-    def _placed_sum(self, p: Prefix, x: np.ndarray) -> float:
-        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement."""
-        total = float(np.dot(x, p.s))
+    def _placed_sum(self, p: Prefix, x: np.ndarray, with_prefix: bool = True) -> float:
+        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement;
+        without the prefix's own part when ``with_prefix`` is false."""
+        total = float(np.dot(x, p.s)) if with_prefix else 0.0
         pos = p.k
         for m in np.argsort(-(x * self.shape), kind="stable"):
             if p.r[m] > 0:
@@ -321,6 +342,26 @@ class LabelStore:
         self.i += 1
 
 
+def _tighter_moments(sf, dists: list[Dist], mean: float, m2: float, cells: int = 4096) -> tuple[float, float]:
+    """A lower bound on the mean and an upper bound on the second moment of the min law.
+
+    On a bounded support ``[a, b]`` with ``a >= 0``: ``E P = a + int_a^b S`` and
+    ``E P^2 = a^2 + int_a^b 2 x S(x) dx`` with ``S`` the survival function, non-increasing, so
+    the Riemann sums with ``S`` at the right (left) ends of the cells bound them below (above).
+    Returns the better of these and the given bounds.
+    """
+    a = min(d.lower for d in dists)
+    b = max(d.upper for d in dists)
+    if not (math.isfinite(a) and math.isfinite(b) and 0.0 <= a < b):
+        return mean, m2
+    x = np.linspace(a, b, cells + 1)
+    S = np.clip(np.asarray(sf(x), dtype=float), 0.0, 1.0)
+    dx = (b - a) / cells
+    lo_mean = a + float(np.sum(S[1:])) * dx * (1 - 1e-9)
+    hi_m2 = a * a + float(np.sum(2.0 * x[1:] * S[:-1])) * dx * (1 + 1e-9)
+    return max(mean, lo_mean), min(m2, hi_m2)
+
+
 def min_law(dists: list[Dist]) -> Dist:
     """The law with CDF max_i F_i: stochastically below every one of ``dists`` (quantile coupling).
 
@@ -336,6 +377,7 @@ def min_law(dists: list[Dist]) -> Dist:
     isf = lambda q: np.min([np.asarray(d.isf(q), float) for d in dists], axis=0)  # noqa: E731
     mean = min(d.mean for d in dists)
     m2 = max(d.var + d.mean ** 2 for d in dists)
+    mean, m2 = _tighter_moments(sf, dists, mean, m2)
     lower = min(d.lower for d in dists)
     upper = max(d.upper for d in dists)
     return Dist("min-penalty", cdf, sf, ppf, isf, mean, max(m2 - mean * mean, 0.0), lower, upper,

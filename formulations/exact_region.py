@@ -58,14 +58,22 @@ class Condition:
     rank: tuple[int, ...] = ()
     dominant: int = -1
     y: np.ndarray | None = None  # (M,): per-target penalty thresholds (then need excludes pi*)
+    pen_var: np.ndarray | None = None  # (M,): with y the entries' means, Cantelli's variance bounds
+    kappa: float = 0.0  # Cantelli's sqrt((1 - omega) / omega) for the entries' spread
 
     def need_for(self, used: np.ndarray) -> float:
         """``need`` on a support: plus, with ``y``, the entries into all its models but the first
-        (``sum_U y - max_U y``: the first model is unknown, Lemma 10)."""
+        (``sum_U y - max_U y``: the first model is unknown, Lemma 10), less, for the joint
+        Cantelli condition, ``kappa sqrt(sum_U var)`` (Lemma 11)."""
         if self.y is None:
             return self.need
         ys = self.y[used]
-        return self.need + float(ys.sum() - ys.max()) if ys.size else self.need
+        if not ys.size:
+            return self.need
+        out = self.need + float(ys.sum() - ys.max())
+        if self.pen_var is not None:
+            out -= self.kappa * math.sqrt(float(self.pen_var[used].sum()))
+        return out
 
 
 def concave_increments(h: np.ndarray) -> np.ndarray:
@@ -161,7 +169,31 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
     if b.per_run and s >= 2 and b.pmin is not None:
         for d, x, y in _joint(b, s):
             out.append(_condition(b, g, K, x, np.zeros_like(cum), base, d, y, shape))
+    out.append(_cantelli(b, g, K, s, base, shape))
     return out
+
+
+def _cantelli(b: Bounder, g: float, K: int, s: int, base: float, shape: bool) -> Condition:
+    """Cantelli on the whole relaxed loss, entries included (Lemma 11).
+
+    ``q_omega(l) >= E l - kappa sd(l)`` with ``kappa = sqrt((1 - omega) / omega)``; ``E l`` has the
+    linear progress part and at least ``sum_U e - max_U e`` of entries (``e`` the means of the
+    ``P_in``), ``sd(l) <= sd(W) + sqrt(sum_U var P_in)``, ``sd(W) <= g sum_m sd_m C_m`` (per_run) or
+    ``g sum_m sd_m sqrt(sum_{earliest} a_m^2)`` (per_epoch).
+    """
+    kappa = b.cantelli * (1 + 1e-6)
+    sd = np.sqrt(np.maximum(b.nvar, 0.0)) * (1 + 1e-6)
+    if b.per_run:
+        beta, rest = b.nmean * (1 + 1e-12) + kappa * sd, np.zeros((b.M, K + 1))
+    else:
+        spread = np.sqrt(np.concatenate([np.zeros((b.M, 1)), np.cumsum(b.a ** 2, axis=1)], axis=1))[:, : K + 1]
+        beta, rest = b.nmean * (1 + 1e-12), kappa * sd[:, None] * spread
+    c = _condition(b, g, K, beta, rest, base, -1, None, shape)
+    if s >= 2 and b.pmin is not None:
+        c.y = np.array([d.mean for d in b.pin])
+        c.pen_var = np.array([d.var for d in b.pin]) * (1 + 1e-6)
+        c.kappa = kappa
+    return c
 
 
 def _condition(b: Bounder, g: float, K: int, beta: np.ndarray, rest: np.ndarray, need: float, d: int,
@@ -261,7 +293,9 @@ class RegionBound:
                     if room >= 0:
                         worst = min(worst, float(self._support(c, lo, room, list(U)).max()))
                 score.append(worst)
-            out[d] = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
+            keep = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
+            # the joint Cantelli condition is strongest where the root score does not look
+            out[d] = keep + [c for c in group if c.pen_var is not None and all(c is not k for k in keep)]
         return out
 
     def key(self, n: tuple[int, ...]) -> float:
