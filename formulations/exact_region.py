@@ -267,6 +267,8 @@ class RegionBound:
                                          np.linspace(0, len(lam) - 1, MAX_LAMBDAS // 2).astype(int)]))
         self.lam, self.phi = lam[pick], phi[:, pick]
         self.root_key = float(vals.max())
+        self.lam_all, self.phi_all = alloc._lambdas, alloc._phi
+        self.lam_root, self.phi_root = self.lam, self.phi
 
     def _strongest(self, conds: list[Condition], s: int) -> dict[int, list[Condition]]:
         """Per dominant model (``-1``: none), the ``KEEP`` conditions with the largest score.
@@ -299,7 +301,19 @@ class RegionBound:
         return out
 
     def key(self, n: tuple[int, ...]) -> float:
-        """Lower bound on ``LB(n')`` over the certifiable ``n'`` of the subtree of ``n`` (inf: none)."""
+        """Lower bound on ``LB(n')`` over the certifiable ``n'`` of the subtree of ``n`` (inf: none).
+
+        Multipliers: the best one for ``n`` itself and ``MAX_LAMBDAS - 1`` larger ones, denser
+        near it (the subtree's vectors have more epochs, so their best multipliers are larger;
+        any set of multipliers gives a valid key).
+        """
+        if any(n):
+            i = int(np.argmax(np.asarray(n, dtype=float) @ self.phi_all - self.lam_all * self.limit))
+            last = len(self.lam_all) - 1
+            idx = np.unique(np.rint(i + (last - i) * np.linspace(0.0, 1.0, MAX_LAMBDAS) ** 2).astype(int))
+            self.lam, self.phi = self.lam_all[idx], self.phi_all[:, idx]
+        else:
+            self.lam, self.phi = self.lam_root, self.phi_root
         return float(self._keys(n).max())
 
     def _keys(self, n: tuple[int, ...]) -> np.ndarray:
