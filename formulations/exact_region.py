@@ -231,6 +231,26 @@ def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
     return out
 
 
+def walkable(M: int, allowed: set[tuple[int, int]]) -> set[int]:
+    """Bitmasks of the supports ``U`` whose models one sequence can all use: a walk of allowed
+    switches inside ``U`` that visits every model of ``U`` (states: current model, visited set)."""
+    out = set()
+    for U in range(1, 1 << M):
+        members = [m for m in range(M) if U >> m & 1]
+        seen = {(m, 1 << m) for m in members}
+        todo = list(seen)
+        while todo:
+            m, vis = todo.pop()
+            if vis == U:
+                out.add(U)
+                break
+            for k in members:
+                if (m, k) in allowed and (k, vis | 1 << k) not in seen:
+                    seen.add((k, vis | 1 << k))
+                    todo.append((k, vis | 1 << k))
+    return out
+
+
 class RegionBound:
     """Region keys of one (dataset selection, cluster set) group.
 
@@ -252,6 +272,7 @@ class RegionBound:
         self.tol = 1e-9 * abs(bounder.l0) + 1e-12
         self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
         self.weight = bounder.a[:, 0] * bounder.nmean  # ranks the models for the dominant choice
+        self.walkable = walkable(self.M, set(bounder.sw_index))  # supports some sequence can use
         alloc.lower_bounds(np.zeros((1, self.M)))  # builds alloc._phi
         self.limit = alloc.limit
         lam, phi = alloc._lambdas, alloc._phi
@@ -326,8 +347,8 @@ class RegionBound:
         for r in range(len(optional) + 1):
             for extra in itertools.combinations(optional, r):
                 U = forced + extra
-                if not U:
-                    continue
+                if not U or sum(1 << m for m in U) not in self.walkable:
+                    continue  # no sequence uses exactly these models
                 lo = np.array([n[m] if n[m] > 0 else (1 if m in extra else 0) for m in range(M)])
                 room = self.K - int(lo.sum())
                 if room < 0:
@@ -352,8 +373,11 @@ class RegionBound:
         return self.meets(n, conds.get(-1, []) + conds.get(lead, []))
 
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
-        """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows."""
+        """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some
+        sequence uses exactly its models (a walk of allowed switches)."""
         lo = np.asarray(n)
+        if sum(1 << m for m in range(self.M) if n[m] > 0) not in self.walkable:
+            return False
         return all(self._rows(c, lo, 0, [])[0] >= c.need_for(lo > 0) for c in conds)
 
     def _rows(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> tuple[float, list[np.ndarray]]:

@@ -127,3 +127,26 @@ def test_region_keys_keep_the_optimum(mode):
             if ref is not None:
                 assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9)
         assert on.extra["count_vectors"] <= off.extra["count_vectors"]
+
+
+def test_walkable_supports_match_enumerated_sequences():
+    """A support is walkable iff some switch sequence (consecutive models allowed) uses exactly it."""
+    from deplbench.formulations.exact_region import walkable
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        M = 4
+        allowed = {(a, b) for a in range(M) for b in range(M) if a != b and rng.random() < 0.35}
+        seen = set()
+        frontier = [(m,) for m in range(M)]
+        for _depth in range(M * M):  # a covering walk has at most 1 + (M - 1)^2 models
+            nxt = {}
+            for seq in frontier:
+                seen.add(sum(1 << m for m in set(seq)))
+                for b in range(M):
+                    if (seq[-1], b) in allowed:  # keep one sequence per (last model, models used)
+                        nxt.setdefault((b, frozenset(seq) | {b}), seq + (b,))
+            frontier = list(nxt.values())
+        for seq in frontier:
+            seen.add(sum(1 << m for m in set(seq)))
+        assert walkable(M, allowed) == seen, allowed
