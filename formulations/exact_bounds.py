@@ -28,6 +28,7 @@ from deplbench.instances.quantile import quantile_bracket
 
 COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
 MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
+ENTRY_COLUMNS = 32  # label-store columns for distinct entry laws (labels with more are not stored)
 
 
 @dataclass
@@ -71,7 +72,8 @@ class Bounder:
         self.cantelli = math.sqrt((1 - self.omega) / self.omega)
         self.upper = math.sqrt(self.omega / (1 - self.omega))
         # refuted per_run relaxations (coefficients, switch counts, offset): dominance store
-        self.store = LabelStore(self.M, len(instance.switches) + 1 + self.M) if self.per_run else None
+        self.store = LabelStore(self.M, len(instance.switches) + 1 + ENTRY_COLUMNS) if self.per_run else None
+        self._law_col: dict[int, int] = {}  # entry law (by id) -> its label-store column
         self._qcache: dict[tuple[int, int], float] = {}
         k = np.arange(1, K + 2, dtype=float)
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
@@ -86,9 +88,9 @@ class Bounder:
         self.low = min([0.0] + [s.penalty.low for s in instance.switches])
         # stochastically smallest penalty (only used when every penalty is >= 0)
         self.pmin = min_law(self.pen) if self.pen and self.low == 0 else None
-        # per target model: stochastically smallest penalty of a switch into it (Lemma 3')
-        into = [[self.pen[i] for i, s in enumerate(instance.switches) if s.to == mid] for mid in ids]
-        self.pin = [min_law(d) if d and self.pmin is not None else self.pmin for d in into]
+        # per target model: stochastically smallest penalty of a switch into it (Lemma 10)
+        self._into: dict[tuple[int, int], Dist | None] = {}
+        self._entry: dict[tuple, np.ndarray] = {}
         self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
         # the coupling argument needs X >= 0 almost surely (not the normal law)
         self.valid = all((d.value >= 0) if d.is_constant else d.lower >= 0 for d in self.noise)
@@ -147,12 +149,43 @@ class Bounder:
 
     def mandatory_laws(self, p: Prefix) -> list[Dist]:
         """Laws below the mandatory switches: ``P_min`` each for the empty prefix (the first model
-        is unknown), else, for each remaining model ``m`` but the last, the least law into ``m``."""
+        is unknown), else, for each remaining model ``m`` but the last, the least law of a switch
+        into ``m`` from a model the completion can use (the remaining ones and the last)."""
         if self.pmin is None:
             return []
         if p.last < 0:
             return [self.pmin] * self.mandatory(p)
-        return [self.pin[m] for m in range(self.M) if p.r[m] > 0 and m != p.last]
+        mask = (1 << p.last) | sum(1 << m for m in range(self.M) if p.r[m] > 0)
+        return [self.entry_law(m, mask) for m in range(self.M) if p.r[m] > 0 and m != p.last]
+
+    def entry_law(self, m: int, within: int) -> Dist:
+        """The least law (CDF ``max F``) of the switches into ``m`` from the models of ``within``
+        (a bitmask); ``P_min`` when there is none (the walk rule then prunes anyway)."""
+        key = (m, within)
+        law = self._into.get(key, False)
+        if law is False:
+            laws = [self.pen[i] for (a, b), i in self.sw_index.items() if b == m and a != m and within >> a & 1]
+            law = self._into[key] = min_law(laws) if laws else self.pmin
+        return law
+
+    def entry_levels(self, within: int, level: float) -> np.ndarray:
+        """``y_m`` with ``P(entry into m >= y_m) >= level`` for the models of ``within`` (0 elsewhere)."""
+        key = ("level", within, level)
+        out = self._entry.get(key)
+        if out is None:
+            out = self._entry[key] = np.array([self._level(self.entry_law(m, within), level, False)
+                                               if within >> m & 1 else 0.0 for m in range(self.M)])
+        return out
+
+    def entry_moments(self, within: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lower bounds on the means and upper bounds on the variances of the entry laws."""
+        key = ("moments", within)
+        out = self._entry.get(key)
+        if out is None:
+            laws = [self.entry_law(m, within) if within >> m & 1 else None for m in range(self.M)]
+            out = self._entry[key] = (np.array([d.mean if d else 0.0 for d in laws]),
+                                      np.array([d.var if d else 0.0 for d in laws]))
+        return out
 
     # ---- refutation --------------------------------------------------------------------------
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
@@ -162,21 +195,27 @@ class Bounder:
         c = np.array([g * (p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]) for m in range(self.M)])
         cnt = np.zeros(self.store.P, dtype=np.int64)
         np.add.at(cnt, np.asarray(p.switches, dtype=int), 1)
-        # then one column for P_min (empty prefix), one per target model's least law into it
+        # then one column for P_min (empty prefix), one per distinct entry law (first come)
         nsw = len(self.inst.switches)
+        storable = True
         if self.pmin is not None:
             if p.last < 0:
                 cnt[nsw] = self.mandatory(p)
             else:
-                for m in range(self.M):
-                    cnt[nsw + 1 + m] = int(p.r[m] > 0 and m != p.last)
-        if self.store.dominated(c, cnt):
+                for law in self.mandatory_laws(p):
+                    col = self._law_col.setdefault(id(law), len(self._law_col))
+                    if col >= ENTRY_COLUMNS:
+                        storable = False  # out of columns: this label is neither checked nor stored
+                        break
+                    cnt[nsw + 1 + col] += 1
+        if storable and self.store.dominated(c, cnt):
             self.stats["pruned_dominance"] += 1
             return True
         if self.placed_refuted(g, p):
             return True  # not stored: the store's dominance holds for the relaxation only
         if self.refuted(self.prefix_terms(g, p), bracket):
-            self.store.add(c, cnt)
+            if storable:
+                self.store.add(c, cnt)
             return True
         return False
 

@@ -57,23 +57,26 @@ class Condition:
     sep_inc: np.ndarray | None = None  # (M, K): its concave majorant's increments
     rank: tuple[int, ...] = ()
     dominant: int = -1
-    y: np.ndarray | None = None  # (M,): per-target penalty thresholds (then need excludes pi*)
-    pen_var: np.ndarray | None = None  # (M,): with y the entries' means, Cantelli's variance bounds
-    kappa: float = 0.0  # Cantelli's sqrt((1 - omega) / omega) for the entries' spread
+    entries: str | None = None  # "level" (product bound) or "cantelli": the support's entries (Lemma 10)
+    level: float = 1.0  # with "level": P(entry >= y_m) >= level for each entry
+    src: Bounder | None = None  # supplies the entry laws of a support
 
     def need_for(self, used: np.ndarray) -> float:
-        """``need`` on a support: plus, with ``y``, the entries into all its models but the first
+        """``need`` on a support: plus the entries into all its models but the first
         (``sum_U y - max_U y``: the first model is unknown, Lemma 10), less, for the joint
         Cantelli condition, ``kappa sqrt(sum_U var)`` (Lemma 11)."""
-        if self.y is None:
+        if self.entries is None or self.src is None:
             return self.need
-        ys = self.y[used]
-        if not ys.size:
-            return self.need
-        out = self.need + float(ys.sum() - ys.max())
-        if self.pen_var is not None:
-            out -= self.kappa * math.sqrt(float(self.pen_var[used].sum()))
-        return out
+        mask = int(sum(1 << int(m) for m in np.flatnonzero(used)))
+        if mask & (mask - 1) == 0:
+            return self.need  # one model: no entry
+        if self.entries == "level":
+            ys = self.src.entry_levels(mask, self.level)[used]
+            return self.need + float(ys.sum() - ys.max())
+        mean, var = self.src.entry_moments(mask)
+        ys = mean[used]
+        return self.need + float(ys.sum() - ys.max()) - self.src.cantelli * (1 + 1e-6) * math.sqrt(
+            float(var[used].sum()) * (1 + 1e-6))
 
 
 def concave_increments(h: np.ndarray) -> np.ndarray:
@@ -159,16 +162,15 @@ def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
             rows.append((-1, b.nmean * (1 + 1e-12) + kappa * sd, np.zeros_like(cum)))
         else:
             rows.append((-1, b.nmean * (1 + 1e-12), kappa * sd[:, None] * spread))
-        ys = [(pi, None)]
+        ys = [(pi, 1.0)]
         if s >= 2 and b.pmin is not None and p2 < 1.0:  # entries into each model, product bound
-            level = p2 ** (1.0 / (s - 1))
-            ys.append((0.0, np.array([b._level(law, level, False) for law in b.pin])))
+            ys.append((0.0, p2 ** (1.0 / (s - 1))))
         for d, beta, rest in rows:
-            for pen, y in ys:
-                out.append(_condition(b, g, K, beta, rest, base + pen, d, y, shape))
+            for pen, level in ys:
+                out.append(_condition(b, g, K, beta, rest, base + pen, d, level, shape))
     if b.per_run and s >= 2 and b.pmin is not None:
-        for d, x, y in _joint(b, s):
-            out.append(_condition(b, g, K, x, np.zeros_like(cum), base, d, y, shape))
+        for d, x, level in _joint(b, s):
+            out.append(_condition(b, g, K, x, np.zeros_like(cum), base, d, level, shape))
     out.append(_cantelli(b, g, K, s, base, shape))
     return out
 
@@ -188,17 +190,16 @@ def _cantelli(b: Bounder, g: float, K: int, s: int, base: float, shape: bool) ->
     else:
         spread = np.sqrt(np.concatenate([np.zeros((b.M, 1)), np.cumsum(b.a ** 2, axis=1)], axis=1))[:, : K + 1]
         beta, rest = b.nmean * (1 + 1e-12), kappa * sd[:, None] * spread
-    c = _condition(b, g, K, beta, rest, base, -1, None, shape)
+    c = _condition(b, g, K, beta, rest, base, -1, 1.0, shape)
     if s >= 2 and b.pmin is not None:
-        c.y = np.array([d.mean for d in b.pin])
-        c.pen_var = np.array([d.var for d in b.pin]) * (1 + 1e-6)
-        c.kappa = kappa
+        c.entries = "cantelli"
     return c
 
 
 def _condition(b: Bounder, g: float, K: int, beta: np.ndarray, rest: np.ndarray, need: float, d: int,
-               y: np.ndarray | None, shape: bool) -> Condition:
-    """The condition ``sum_m g beta_m cum_m(n'_m) + g rest[m, n'_m] - low n'_m >= need``."""
+               level: float, shape: bool) -> Condition:
+    """The condition ``sum_m g beta_m cum_m(n'_m) + g rest[m, n'_m] - low n'_m >= need`` (plus the
+    entries at ``level`` when ``level < 1``)."""
     ks = np.arange(K + 1)[None, :]
     sep = g * rest - b.low * ks
     h = g * beta[:, None] * b.cum[:, : K + 1] + sep
@@ -206,15 +207,15 @@ def _condition(b: Bounder, g: float, K: int, beta: np.ndarray, rest: np.ndarray,
     sep -= sep[:, :1]
     rank = tuple(int(m) for m in np.argsort(-(beta * b.a[:, 0]), kind="stable"))
     return Condition(h, concave_increments(h), need, g * beta if shape else None, sep, concave_increments(sep),
-                     rank, d, y)
+                     rank, d, "level" if level < 1.0 else None, level, b)
 
 
-def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, float]]:
     """Joint product-bound thresholds over the ``s`` factors and the ``s - 1`` entries (per_run).
 
     Dominant ``d`` at level ``(1 - omega) / rho``, the ``2 s - 2`` others at ``rho^(1/(2s-2))``:
     the product of the levels exceeds ``1 - omega`` on every support of size ``s`` (with ``d``:
-    equal; without: ``rho^((2s-1)/(2s-2))``, checked). Returns ``(d, x, y)``.
+    equal; without: ``rho^((2s-1)/(2s-2))``, checked). Returns ``(d, x, entry level)``.
     """
     tail = (1 - b.omega) * (1 + 1e-9)
     out = []
@@ -223,11 +224,10 @@ def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
         level = rho ** (1.0 / (2 * s - 2))
         if lead >= 1.0 or level >= 1.0 or level ** (2 * s - 1) <= tail:
             continue
-        y = np.array([b._level(law, level, False) for law in b.pin])
         for d in range(b.M):
             lv = np.full(b.M, level)
             lv[d] = lead
-            out.append((d, _quantiles(b, lv), y))
+            out.append((d, _quantiles(b, lv), level))
     return out
 
 
@@ -318,7 +318,7 @@ class RegionBound:
                 score.append(worst)
             keep = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
             # the joint Cantelli condition is strongest where the root score does not look
-            out[d] = keep + [c for c in group if c.pen_var is not None and all(c is not k for k in keep)]
+            out[d] = keep + [c for c in group if c.entries == "cantelli" and all(c is not k for k in keep)]
         return out
 
     def key(self, n: tuple[int, ...]) -> float:

@@ -44,7 +44,7 @@ def test_conditions_bound_the_relaxed_quantile(mode, seed):
             s = sum(1 for c in n if c)
             hi = quantile_bracket(b.counts_terms(g, n), b.omega, 1e-3 * b.l0).hi
             for c in conds[s]:
-                if c.y is None:  # with y, the entries' laws are per model, not the relaxation's P_min
+                if c.entries is None:  # with entries, their laws are per model, not the relaxation's P_min
                     assert _bound(b, c, n) <= hi + 1e-9 * b.l0, (n, s)
                     checked += 1
     assert checked > 1000
