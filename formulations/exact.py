@@ -351,7 +351,9 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         if budget > 0.05:
             search._incumbent(budget)
         # then the block scan (one- and two-run sequences), within another quarter
-        BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit))).run()
+        # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
+        BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit)),
+                  int(max_work) // 100).run()
     build = time.perf_counter() - t0
     res = search.run()
     return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

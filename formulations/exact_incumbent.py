@@ -26,15 +26,18 @@ SPLIT_STEP = 4  # the first run's length in two-block scans: every SPLIT_STEP ep
 
 
 class BlockScan:
-    """Scan one- and two-block sequences of a search (``exact._BranchAndBound``) until ``deadline``.
+    """Scan one- and two-block sequences of a search (``exact._BranchAndBound``) until ``deadline``
+    or ``max_calls`` evaluator decisions (0: no cap; a deterministic limit, as ``max_work``).
 
     Returns nothing; improves ``search.best`` in place.
     """
 
-    def __init__(self, search, deadline: float):
+    def __init__(self, search, deadline: float, max_calls: int = 0):
         self.s = search
         self.inst = search.inst
         self.deadline = deadline
+        self.max_calls = max_calls
+        self.calls = 0
         self.target = search.inst.loss.target
         self.K = search.inst.max_epochs
         self.cache: dict = {}
@@ -44,6 +47,7 @@ class BlockScan:
         key = (g, runs)
         hit = self.cache.get(key)
         if hit is None:
+            self.calls += 1
             ids = self.inst.model_ids
             terms = loss_terms(self.inst, [ids[m] for m, n in runs for _ in range(n)], g)
             br = certify(self.inst, Plan((), ()), DEFAULT_RTOL, decide=self.target, terms=terms)
@@ -84,7 +88,7 @@ class BlockScan:
             return  # the bisection needs monotone runs (X >= 0)
         order = sorted(range(len(s.groups)), key=lambda i: -s.groups[i].g)
         for gi in order:  # one run
-            if time.perf_counter() > self.deadline:
+            if self._stop():
                 return
             for m in range(s.M):
                 n = self.least(s.groups[gi].g, (), m, self.K)
@@ -98,13 +102,16 @@ class BlockScan:
                     if b == a:
                         continue
                     for na in range(SPLIT_STEP, self.K, SPLIT_STEP):
-                        if time.perf_counter() > self.deadline:
+                        if self._stop():
                             return
                         if self._dearer(gi, a, na):
                             break
                         nb = self.least(g, ((a, na),), b, self.K - na)
                         if nb is not None:
                             self.offer(gi, ((a, na), (b, nb)))
+
+    def _stop(self) -> bool:
+        return time.perf_counter() > self.deadline or bool(self.max_calls and self.calls >= self.max_calls)
 
     def _dearer(self, gi: int, a: int, na: int) -> bool:
         """``na`` epochs of ``a`` alone already cost at least the incumbent (lower bound)."""
