@@ -1,6 +1,6 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
-Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|sweep] [--seeds N]
+Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|sweep|combo] [--seeds N]
 [--first-seed K] [--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,
@@ -9,7 +9,9 @@ Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|swe
   both noise modes, 300 s each;
 * tier ``sweep``: sizes between the two, one axis at a time from the default size (epochs 30,
   40, 60; models 4, 5; datasets 2, 3; clusters x levels 4 x 10), seeds 0-1 (``--seeds``),
-  both noise modes, ``--time-limit`` (60 s) each; the tier column names the changed axis.
+  both noise modes, ``--time-limit`` (60 s) each; the tier column names the changed axis;
+* tier ``combo``: several axes at once (models 5 with epochs 40 or 60; models 4, epochs 60,
+  datasets 3; the larger tier with 40 epochs), seeds 0-1, both modes, 60 s each.
 
 The cost of the ``depl-plus`` incumbent is shown beside the optimum (``exact`` starts from it),
 and the block scan's cost when it improved on it (``-`` otherwise).
@@ -25,6 +27,8 @@ from deplbench.registry import generate, solve
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
 SWEEP = ({"epochs": 30}, {"epochs": 40}, {"epochs": 60}, {"models": 4}, {"models": 5}, {"datasets": 2},
          {"datasets": 3}, {"clusters": 4, "levels": 10})
+COMBO = ({"models": 5, "epochs": 40}, {"models": 5, "epochs": 60}, {"models": 4, "epochs": 60, "datasets": 3},
+         {"models": 5, "epochs": 40, "clusters": 4, "levels": 10, "datasets": 3})
 COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_region",
            "brackets", "certified", "root_bound", "peak_mem_mb")
 
@@ -47,7 +51,7 @@ def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tier", choices=("default", "large", "both", "sweep"), default="both")
+    ap.add_argument("--tier", choices=("default", "large", "both", "sweep", "combo"), default="both")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10, large tier 5)")
     ap.add_argument("--first-seed", type=int, default=0, help="skip the seeds below this one")
     ap.add_argument("--time-limit", type=float, default=60.0)
@@ -58,10 +62,11 @@ def main(argv: list[str] | None = None) -> None:
           + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * (10 + len(COLUMNS)))
     tiers = [("default", {}, 10, args.time_limit), ("large", LARGE, 5, args.large_time_limit)]
-    if args.tier == "sweep":
-        tiers = [(" ".join(f"{k}={v}" for k, v in p.items()), p, 2, args.time_limit) for p in SWEEP]
+    if args.tier in ("sweep", "combo"):
+        tiers = [(" ".join(f"{k}={v}" for k, v in p.items()), p, 2, args.time_limit)
+                 for p in (SWEEP if args.tier == "sweep" else COMBO)]
     for tier, params, seeds, limit in tiers:
-        if args.tier not in (tier, "both", "sweep"):
+        if args.tier not in (tier, "both", "sweep", "combo"):
             continue
         for mode in args.modes.split(","):
             for seed in range(args.first_seed, args.seeds if args.seeds is not None else seeds):
