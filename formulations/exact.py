@@ -112,9 +112,7 @@ class _BranchAndBound:
         self.max_work = max_work
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.groups = _groups(instance)
-        self.bounder = Bounder(instance, self.stats)
-        if not positions:
-            self.bounder.shape = None  # no position-aware bounds (Lemmas 8 and 9)
+        self.bounder = Bounder(instance, self.stats, positions)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
         # region keys (docs/exact.md): need the earliest-position relaxation (X >= 0)
         self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs)
@@ -129,12 +127,12 @@ class _BranchAndBound:
         self.passed: dict[tuple[int, ...], float] = {}
 
     # ---- count-level screen ------------------------------------------------------------------
-    def _screen(self, g: float, n: tuple[int, ...], gi: int | None = None) -> bool:
+    def _screen(self, g: float, n: tuple[int, ...], gi: int) -> bool:
         """False if no sequence with counts n can meet the quantile (proven), else True."""
         b = self.bounder
         if not b.valid:
             return True
-        if gi is not None and self.regions[gi] is not None and not self.regions[gi].admits(n):
+        if self.regions[gi] is not None and not self.regions[gi].admits(n):
             self.stats["pruned_region"] += 1  # n itself fails a necessary condition (Lemma 8)
             return False
         # same models used: the relaxations count the same mandatory switches (docs/exact.md)

@@ -31,6 +31,7 @@ __all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
 
 COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
 MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
+SKEW = (0.5, 0.85)  # product-bound skews: the dominant factor at level p / rho (docs/exact.md)
 ENTRY_COLUMNS = 32  # label-store columns for distinct entry laws (labels with more are not stored)
 
 
@@ -59,9 +60,11 @@ class Bounder:
     instance : Instance
     stats : dict
         Counters updated in place (``brackets``, ``cantelli``).
+    positions : bool
+        Allow the position-aware bounds (Lemmas 8 and 9) when the models share a progress shape.
     """
 
-    def __init__(self, instance, stats: dict):
+    def __init__(self, instance, stats: dict, positions: bool = True):
         self.inst = instance
         self.stats = stats
         ids = instance.model_ids
@@ -100,7 +103,7 @@ class Bounder:
         # common progress shape a_m = A_m h (same B, p): A_m, else None (Lemma 8 needs it)
         pr = [m.progress for m in instance.models]
         same = all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
-        self.shape = np.array([q.A for q in pr], dtype=float) if same and self.valid else None
+        self.shape = np.array([q.A for q in pr], dtype=float) if same and self.valid and positions else None
 
     # ---- relaxed losses ----------------------------------------------------------------------
     def root(self, counts) -> Prefix:
@@ -176,7 +179,7 @@ class Bounder:
         key = ("level", within, level)
         out = self._entry.get(key)
         if out is None:
-            out = self._entry[key] = np.array([self._level(self.entry_law(m, within), level, False)
+            out = self._entry[key] = np.array([self.quantile_at(self.entry_law(m, within), level, False)
                                                if within >> m & 1 else 0.0 for m in range(self.M)])
         return out
 
@@ -234,9 +237,13 @@ class Bounder:
             return True
         return False
 
+    def _penalty_laws(self, p: Prefix) -> list[Dist]:
+        """The laws of the switches ``p`` made and of the entries every completion makes."""
+        return [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+
     def _placed_cantelli(self, g: float, p: Prefix) -> float:
         """Cantelli's ``E l - kappa sd(l)`` with the remaining epochs placed by Lemma 8 (Lemma 11)."""
-        pens = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+        pens = self._penalty_laws(p)
         sd = np.sqrt(np.maximum(self.nvar, 0.0)) * (1 + 1e-6)
         kappa = self.cantelli * (1 + 1e-6)
         pvar = sum(d.var for d in pens) * (1 + 1e-6)
@@ -251,7 +258,7 @@ class Bounder:
         rest = self._placed_sum(p, self.nmean * (1 + 1e-12), with_prefix=False)
         return mean - g * (placed * (1 + 1e-12) + rest) - kappa * math.sqrt(g * g * var * (1 + 1e-6) + pvar)
 
-    def _level(self, d: Dist, level: float, upper: bool) -> float:
+    def quantile_at(self, d: Dist, level: float, upper: bool) -> float:
         """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
         if d.is_constant:
             return d.value
@@ -270,8 +277,7 @@ class Bounder:
         ``sum_m x_m C_m`` is at most its value with the remaining epochs in the positions
         ``k+1, ...`` sorted by ``x_m A_m`` (rearrangement, a common shape ``a_m = A_m h``).
         """
-        pens = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
-        pens = [d for d in pens if not d.is_constant] + [d for d in pens if d.is_constant]
+        pens = self._penalty_laws(p)
         used = [m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0]
         tail = (1 - self.omega) * (1 + 1e-9)
         fixed = self.l0 + self.low * sum(p.r) + sum(d.value for d in pens if d.is_constant)
@@ -279,14 +285,14 @@ class Bounder:
         best = -math.inf
         for dom in used:
             others = len(used) - 1 + len(rand)
-            for rho in (0.5, 0.85) if others else (1.0,):
+            for rho in SKEW if others else (1.0,):
                 lead = tail / rho
                 if lead >= 1.0:
                     continue
                 lv = rho ** (1.0 / others) if others else 1.0
-                x = np.array([self._level(self.noise[m], lead if m == dom else lv, True) if m in used else 0.0
+                x = np.array([self.quantile_at(self.noise[m], lead if m == dom else lv, True) if m in used else 0.0
                               for m in range(self.M)])
-                v = fixed + sum(self._level(d, lv, False) for d in rand) - g * self._placed_sum(p, x)
+                v = fixed + sum(self.quantile_at(d, lv, False) for d in rand) - g * self._placed_sum(p, x)
                 best = max(best, v)
         return best
 

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.formulations.exact_bounds import Bounder
+from deplbench.formulations.exact_bounds import SKEW, Bounder
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
-
-SKEW = (0.5, 0.85)  # product-bound skews: the dominant model at level p / rho (docs/exact.md)
 
 
 @dataclass
@@ -85,8 +83,7 @@ def penalty_quantile(b: Bounder, s: int, level: float) -> float:
 
 def _quantiles(b: Bounder, levels: np.ndarray) -> np.ndarray:
     """``q_{levels[m]}(X_m)`` scaled up by ``1 + 1e-12`` (only raises ``w*``)."""
-    return np.array([d.value if d.is_constant else float(d.ppf(min(lv, 1.0))) * (1 + 1e-12)
-                     for d, lv in zip(b.noise, levels, strict=True)])
+    return np.array([b.quantile_at(d, min(float(lv), 1.0), True) for d, lv in zip(b.noise, levels, strict=True)])
 
 
 def _thresholds(b: Bounder, p: float, s: int) -> list[tuple[int, np.ndarray]]:

@@ -48,8 +48,7 @@ class BlockScan:
         hit = self.cache.get(key)
         if hit is None:
             self.calls += 1
-            ids = self.inst.model_ids
-            terms = loss_terms(self.inst, [ids[m] for m, n in runs for _ in range(n)], g)
+            terms = loss_terms(self.inst, self.s.seqs.models(runs), g)
             br = certify(self.inst, Plan((), ()), DEFAULT_RTOL, decide=self.target, terms=terms)
             hit = self.cache[key] = br.hi <= self.target
         return hit
@@ -71,10 +70,7 @@ class BlockScan:
         """Allocate ``runs`` in group ``gi`` and keep it when cheaper than the incumbent."""
         s = self.s
         grp = s.groups[gi]
-        counts = [0] * s.M
-        for m, n in runs:
-            counts[m] += n
-        al = grp.alloc.solve(counts)
+        al = grp.alloc.solve(self._counts(runs))
         if al is None:
             return
         cost = al.cost + grp.transfer
@@ -88,9 +84,9 @@ class BlockScan:
             return  # the bisection needs monotone runs (X >= 0)
         order = sorted(range(len(s.groups)), key=lambda i: -s.groups[i].g)
         for gi in order:  # one run
-            if self._stop():
-                return
             for m in range(s.M):
+                if self._stop():
+                    return
                 n = self.least(s.groups[gi].g, (), m, self.K)
                 if n is not None:
                     self.offer(gi, ((m, n),))
@@ -110,6 +106,12 @@ class BlockScan:
                         if nb is not None:
                             self.offer(gi, ((a, na), (b, nb)))
 
+    def _counts(self, runs: tuple[tuple[int, int], ...]) -> list[int]:
+        counts = [0] * self.s.M
+        for m, n in runs:
+            counts[m] += n
+        return counts
+
     def _stop(self) -> bool:
         return time.perf_counter() > self.deadline or bool(self.max_calls and self.calls >= self.max_calls)
 
@@ -118,8 +120,6 @@ class BlockScan:
         s = self.s
         if s.best is None:
             return False
-        counts = [0] * s.M
-        counts[a] = na
         grp = s.groups[gi]
-        lb = float(grp.alloc.lower_bounds(np.array([counts], dtype=float))[0]) + grp.transfer
+        lb = float(grp.alloc.lower_bounds(np.array([self._counts(((a, na),))], dtype=float))[0]) + grp.transfer
         return not math.isfinite(lb) or lb >= s.best[0]

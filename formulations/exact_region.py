@@ -139,10 +139,7 @@ class RegionBound:
                 if room < 0:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
-                conds = self.conds[len(U)]
-                lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))  # the dominant model
-                use = conds.get(-1, []) + conds.get(lead, [])
-                vals = np.max([self._support(c, lo, room, free) for c in use], axis=0)
+                vals = np.max([self._support(c, lo, room, free) for c in self._used(U, lo)], axis=0)
                 best = np.minimum(best, vals)
         finite = np.isfinite(best)  # conservative against round-off, as LB(n)
         return np.where(finite, best - 1e-9 * np.abs(np.where(finite, best, 0.0)) - 1e-9, best)
@@ -152,10 +149,14 @@ class RegionBound:
         U = [m for m in range(self.M) if n[m] > 0]
         if not U:
             return True
-        lo = np.asarray(n)
+        return self.meets(n, self._used(U, np.asarray(n)))
+
+    def _used(self, U, lo: np.ndarray) -> list[Condition]:
+        """The conditions used on support ``U`` at counts ``lo``: those without a dominant model and
+        those whose dominant model is the one with the largest ``lo_m A_m E X_m`` (any subset is valid)."""
         conds = self.conds[len(U)]
         lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))
-        return self.meets(n, conds.get(-1, []) + conds.get(lead, []))
+        return conds.get(-1, []) + conds.get(lead, [])
 
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some

@@ -92,7 +92,7 @@ class SequenceSearch:
             lst.append((r, g))
             self.memo_size += 1
 
-    def _models(self, runs: Runs) -> list[str]:
+    def models(self, runs: Runs) -> list[str]:
         return [self.inst.model_ids[m] for m, n in runs for _ in range(n)]
 
     # ---- search ------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class SequenceSearch:
             if entries and any(g2 >= g and r2[0] >= n for r2, g2 in entries):
                 self.stats["pruned_dominance"] += 1
                 return None
-        terms = loss_terms(self.inst, self._models(runs), g)
+        terms = loss_terms(self.inst, self.models(runs), g)
         proven = b.valid and b.refuted(terms)
         if not proven:
             self.stats["certified"] += 1
@@ -176,7 +176,7 @@ class SequenceSearch:
         lo, hi = n, n + self.inst.max_epochs - K + 1
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            if self.b.refuted(loss_terms(self.inst, self._models(head + ((m, mid),)), g)):
+            if self.b.refuted(loss_terms(self.inst, self.models(head + ((m, mid),)), g)):
                 lo = mid
             else:
                 hi = mid
