@@ -54,7 +54,7 @@ MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: me
 MAX_CLUSTERS_WITH_TRANSFER = 8
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
-             "pruned_region")
+             "pruned_region", "cover_brackets")
 
 
 class Refused(Exception):
@@ -105,7 +105,7 @@ class _BranchAndBound:
     """State of one search (see the module docstring)."""
 
     def __init__(self, instance, deadline: float, max_nodes: int, max_work: int = 0, region: bool = True,
-                 positions: bool = True):
+                 positions: bool = True, cover: bool = True):
         self.inst = instance
         self.deadline = deadline
         self.max_nodes = max_nodes
@@ -115,7 +115,7 @@ class _BranchAndBound:
         self.bounder = Bounder(instance, self.stats, positions)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
         # region keys (docs/exact.md): need the earliest-position relaxation (X >= 0)
-        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs)
+        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs, cover, deadline)
                         if region and self.bounder.valid else None for grp in self.groups]
         roots = [r.root_key + grp.transfer if r is not None else 0.0
                  for r, grp in zip(self.regions, self.groups, strict=True)]
@@ -194,6 +194,7 @@ class _BranchAndBound:
         region = self.regions[gi]
         if region is None:
             return False
+        region.cap = self.best[0] - self.groups[gi].transfer if self.best else math.inf
         rk = region.key(n) + self.groups[gi].transfer
         if rk <= key:
             return False
@@ -285,6 +286,8 @@ PARAMS = (
     Param("incumbent", bool, True, "start from the certified depl-plus plan and the cheapest certified one- and "
           "two-run sequences (prunes from the start)"),
     Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
+    Param("cover", bool, True, "per_run: cover conditions per support, certified by exact brackets of the sum of "
+          "the models' noise (docs/exact.md, Lemma 12)"),
     Param("positions", bool, True, "position-aware bounds when every model has the same progress shape: later "
           "models' epochs are placed after the earlier ones' (docs/exact.md, Lemmas 8 and 9)"),
 )
@@ -300,6 +303,7 @@ OUTPUTS = {
     "block_cost": "cost of the best block-scan plan that improved the incumbent", "peak_mem_mb": "peak resident memory (MB)",
     "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
     "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
+    "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
@@ -310,7 +314,7 @@ TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare 
 @register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                  description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
-                region: bool = True, positions: bool = True, time_limit: float = 60.0, seed: int = 0,
+                region: bool = True, positions: bool = True, cover: bool = True, time_limit: float = 60.0, seed: int = 0,
                 threads: int = 1) -> SolveResult:
     """Certified optimum of the true problem (``seed`` and ``threads`` are unused).
 
@@ -328,6 +332,8 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         Key lattice nodes by the region bound of their subtree (``docs/exact.md``).
     positions : bool
         Position-aware bounds (a common progress shape; ``docs/exact.md``, Lemmas 8 and 9).
+    cover : bool
+        Cover conditions per support (``per_run``; ``docs/exact.md``, Lemma 12).
     time_limit : float
         Seconds (the incumbent heuristic included); on expiry the result is ``timeout``
         with the best certified plan, ``bound`` and ``gap``.
@@ -341,7 +347,7 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     t0 = time.perf_counter()
     try:
         search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region),
-                                 bool(positions))
+                                 bool(positions), bool(cover))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     if incumbent:  # a quarter of the limit, never more than what remains of it

@@ -26,7 +26,13 @@ import math
 import numpy as np
 
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_conditions import Condition, conditions, walkable
+from deplbench.formulations.exact_conditions import (
+    Condition,
+    concave_increments,
+    conditions,
+    walkable,
+)
+from deplbench.formulations.exact_cover import MAX_SIZE, MIN_SIZE, Cover, tangents
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
 
@@ -49,10 +55,22 @@ class RegionBound:
         The group's data effect.
     K : int
         ``max_epochs``.
+    cover : bool
+        Add the cover conditions of Lemma 12 (certified by exact brackets, per support, computed
+        the first time a non-root key needs the support and the other conditions leave it below
+        ``cap``).
+    deadline : float, optional
+        ``time.perf_counter()`` value past which building a cover raises ``Timeout``.
     """
 
-    def __init__(self, bounder: Bounder, alloc, g: float, K: int):
+    def __init__(self, bounder: Bounder, alloc, g: float, K: int, cover: bool = False,
+                 deadline: float | None = None):
         self.K = K
+        self.bounder, self.g = bounder, g
+        self.cover = cover and bounder.per_run and bounder.low >= 0 and bounder.pmin is not None
+        self.deadline = deadline
+        self.cap = math.inf  # the incumbent's cost: supports already above it need no cover
+        self._cover_conds: dict[tuple[int, ...], list[Condition]] = {}
         self.M = alloc.n_models
         self.tol = 1e-9 * abs(bounder.l0) + 1e-12
         self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
@@ -140,6 +158,9 @@ class RegionBound:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
                 vals = np.max([self._support(c, lo, room, free) for c in self._used(U, lo)], axis=0)
+                if j >= 0 and self._wants_cover(U, float(vals.max())):
+                    for c in self._covers(U):
+                        vals = np.maximum(vals, self._support(c, lo, room, free))
                 best = np.minimum(best, vals)
         finite = np.isfinite(best)  # conservative against round-off, as LB(n)
         return np.where(finite, best - 1e-9 * np.abs(np.where(finite, best, 0.0)) - 1e-9, best)
@@ -152,11 +173,48 @@ class RegionBound:
         return self.meets(n, self._used(U, np.asarray(n)))
 
     def _used(self, U, lo: np.ndarray) -> list[Condition]:
-        """The conditions used on support ``U`` at counts ``lo``: those without a dominant model and
-        those whose dominant model is the one with the largest ``lo_m A_m E X_m`` (any subset is valid)."""
+        """The conditions used on support ``U`` at counts ``lo``: those without a dominant model,
+        those whose dominant model is the one with the largest ``lo_m A_m E X_m``, and the support's
+        cover conditions once built (any subset is valid)."""
         conds = self.conds[len(U)]
         lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))
-        return conds.get(-1, []) + conds.get(lead, [])
+        covers = self._cover_conds.get(tuple(U), []) if self.cover else []
+        return conds.get(-1, []) + conds.get(lead, []) + covers
+
+    def _wants_cover(self, U, value: float) -> bool:
+        """Build (or use) the cover conditions of ``U``: only when they could lower nothing but the
+        key below ``cap`` matters, i.e. the support's value is still below it."""
+        return self.cover and MIN_SIZE <= len(U) <= MAX_SIZE and value < self.cap
+
+    def _covers(self, U) -> list[Condition]:
+        """The cover conditions of support ``U`` at this data effect (Lemma 12). The cover is built
+        once per support at data effect 1 and shared by every group: ``alpha . C >= R_1 / g``."""
+        U = tuple(U)
+        out = self._cover_conds.get(U)
+        if out is not None:
+            return out
+        b = self.bounder
+        made = b.covers.get(U)
+        if made is None:
+            cov = Cover(b, U, self.deadline)
+            made = []
+            for alpha in tangents(b, U):
+                w = np.zeros(self.M)
+                w[list(U)] = alpha
+                made.append((w, cov.bound(alpha)))
+            b.stats["cover_brackets"] = b.stats.get("cover_brackets", 0) + cov.brackets
+            b.covers[U] = made
+        out = [self._linear(w, R1 / self.g) for w, R1 in made]
+        self._cover_conds[U] = out
+        return out
+
+    def _linear(self, w: np.ndarray, need: float) -> Condition:
+        """The condition ``sum_m w_m C_m >= need`` (placed by Lemma 8 with a common shape)."""
+        h = w[:, None] * self.cum[:, : self.K + 1]
+        zero = np.zeros_like(h)
+        rank = tuple(int(m) for m in np.argsort(-(w * self.a[:, 0]), kind="stable"))
+        return Condition(h, concave_increments(h), need * (1 - 1e-9) - self.tol,
+                         w if self.bounder.shape is not None else None, zero, concave_increments(zero), rank)
 
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some

@@ -1,0 +1,325 @@
+"""Cover conditions: linear necessary conditions of one support, certified by exact brackets.
+
+For a support ``U`` (the models a sequence uses, ``s >= 2``) and a data effect ``g``, every
+sequence certified for the target has (docs/exact.md, Lemma 12)
+
+    sum_{m in U} alpha_m C_m >= R,      C_m = sum of a_m(k) over the epochs k that run m,
+
+for any weights ``alpha >= 0``, where ``R`` comes from a *cover*: the directions
+``v = C / |C|_1`` of the simplex are split into cells; a cell whose upper corner ``v^+``
+(coordinate maxima) is refuted at scale ``rho`` (a certified bracket of the relaxed loss
+``l0 - g rho sum_m v^+_m X_m + E_1 + ... + E_{s-1}`` lies above the target) refutes every
+``C = t v`` of the cell with ``t <= rho``, because the loss quantile is non-increasing in each
+``C_m`` (``X >= 0``). Hence ``R(alpha) = min over cells of rho * min_{v in cell} alpha . v``.
+The ``E_j`` are independent copies of the least law of a switch between models of ``U`` (every
+model of ``U`` but the first is entered at least once: Lemma 10), the other penalties are
+``>= 0``. Cells are refined where they bind, until ``R`` is within ``EPS`` of its estimate.
+
+The product bound and Cantelli pay for each model's noise separately; the cover uses the exact
+law of the sum, so it keeps the diversification of several models (10-14 % larger ``R`` on the
+larger tier's three-model supports).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from statistics import NormalDist
+
+import numpy as np
+
+from deplbench.formulations.exact_bounds import MARGIN_RTOL, Bounder
+from deplbench.formulations.exact_laws import min_law
+from deplbench.formulations.exact_search import Timeout
+from deplbench.instances.distributions import Dist
+from deplbench.instances.loss import LossTerms
+from deplbench.instances.quantile import quantile_bracket
+
+EPS = 0.02  # aim at R 2 % below its estimate
+WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
+START = {2: 8, 3: 4}  # cells per axis at the start, by support size
+MAX_CELLS = {2: 64, 3: 300}  # cells split at most, by support size (budget)
+MAX_LEVEL = 4  # finest cells: 2^-4 of the starting ones
+MIN_SIZE, MAX_SIZE = 2, 3  # supports with covers (larger ones cost too much per accuracy: docs/exact.md)
+
+
+class Cover:
+    """The refuted scales of the cells of one support, at data effect 1.
+
+    The relaxed loss depends on ``g`` and ``C`` only through ``g C``, so a condition
+    ``alpha . (g C) >= R`` certified here is ``alpha . C >= R / g`` at data effect ``g``.
+
+    Parameters
+    ----------
+    bounder : Bounder
+        Supplies the noise laws, entry laws, target and quantile level (``valid``, ``low >= 0``).
+    U : tuple of int
+        The support (``2 <= len(U) <= MAX_SIZE``).
+    deadline : float, optional
+        ``time.perf_counter()`` value past which :class:`Timeout` is raised.
+    """
+
+    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None):
+        self.b, self.U, self.s = bounder, tuple(U), len(U)
+        self.deadline = deadline
+        self.entry = least_entry(bounder, U) if bounder.pmin is not None else None
+        self.k0 = START[self.s]
+        cache = bounder.__dict__.setdefault("_rounded", {})  # one table per noise law
+        for m in self.U:
+            if m not in cache:
+                cache[m] = Rounded(bounder.noise[m])
+        self.rounded = cache
+        self.cells: dict[tuple[int, tuple[int, ...]], float] = {}  # (level, index) -> refuted scale
+        self.brackets = 0
+
+    # ---- one cell ----------------------------------------------------------------------------
+    def _lo(self, laws: list[Dist], shift: float, t: float, weights: np.ndarray | None = None) -> float:
+        """Lower end of the certified bracket of ``l0 - t (sum_m w_m Y_m + shift) + entries``."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise Timeout
+        b = self.b
+        dists = list(laws)
+        coefs = [-t] * len(laws) if weights is None else [-t * float(w) for w in weights]
+        if self.entry is not None:
+            dists += [self.entry] * (self.s - 1)
+            coefs += [1.0] * (self.s - 1)
+        keep = [(d, x) for d, x in zip(dists, coefs, strict=True) if x != 0.0]
+        self.brackets += 1
+        terms = LossTerms(b.l0 - t * shift, tuple(d for d, _ in keep), tuple(x for _, x in keep))
+        return quantile_bracket(terms, b.omega, WIDTH_RTOL * b.l0).lo
+
+    def scale(self, cell, guess: float = 0.0) -> float:
+        """The largest checked scale ``t`` such that the relaxed loss at ``C = t v`` is certified
+        above the target for every direction ``v`` of the cell (0 if none)."""
+        laws, shift, vc = self._laws(cell)
+        return self.scale_of(laws, shift, vc, guess)
+
+    def scale_of(self, laws: list[Dist], shift: float, vc: np.ndarray, guess: float = 0.0,
+                 weights: np.ndarray | None = None) -> float:
+        """The largest checked ``t`` with ``l0 - t (sum Y + shift) + entries`` certified above the
+        target: secant steps on the bracket's lower end towards the root, then a scale just below
+        it (only scales whose bracket was checked are returned)."""
+        b = self.b
+        goal = b.target + MARGIN_RTOL * b.l0
+        best = 0.0
+
+        def probe(t: float) -> float:
+            nonlocal best
+            q = self._lo(laws, shift, t, weights)
+            if q > goal:
+                best = max(best, t)
+            return q
+
+        if guess <= 0.0:  # the mean loss reaches the target at this scale
+            pen = (self.s - 1) * self.entry.mean if self.entry is not None else 0.0
+            guess = 0.9 * (b.l0 - b.target + pen) / max(float(b.nmean[list(self.U)] @ vc), 1e-12)
+        t0, q0 = guess, probe(guess)
+        t1 = guess * (1.05 if q0 > goal else 0.95)
+        q1 = probe(t1)
+        for _ in range(6):
+            if q1 == q0:
+                break
+            t2 = min(max(t1 + (goal - q1) * (t1 - t0) / (q1 - q0), 0.5 * t1), 2.0 * t1)
+            t0, q0, t1 = t1, q1, t2
+            q1 = probe(t1)
+            if abs(q1 - goal) < 2 * WIDTH_RTOL * b.l0:
+                break
+        t = t1 * (1 - 2e-3)
+        for _ in range(4):
+            if t <= best or probe(t) > goal:
+                break
+            t *= 1 - 4e-3
+        return best
+
+    # ---- cells -------------------------------------------------------------------------------
+    def _box(self, cell) -> tuple[np.ndarray, float]:
+        level, idx = cell
+        step = 1.0 / (self.k0 << level)
+        return np.asarray(idx, dtype=float) * step, step
+
+    def _centre(self, cell) -> tuple[np.ndarray, np.ndarray]:
+        """Centre ``v_c`` and half-widths ``e`` of the cell's directions, coordinate by coordinate."""
+        lo, step = self._box(cell)
+        last_hi = 1.0 - float(lo.sum())
+        last_lo = max(0.0, last_hi - (self.s - 1) * step)
+        return (np.append(lo + step / 2, (last_lo + last_hi) / 2),
+                np.append(np.full(self.s - 1, step / 2), (last_hi - last_lo) / 2))
+
+    def _laws(self, cell) -> tuple[list[Dist], float, np.ndarray]:
+        """Laws ``Y_m`` and a constant ``shift`` with ``v . X <= sum_m Y_m + shift`` pointwise for
+        every direction ``v`` of the cell (Lemma 12): with ``d = v - v_c`` and ``k = 1 - sum v_c``,
+        ``v . X = v_c . X + sum_m d_m (X_m - c) + c k <= sum_m (v_cm X_m + e_m |X_m - c|) + c k``."""
+        vc, e = self._centre(cell)
+        mu = self.b.nmean[list(self.U)]
+        c = 0.9 * float(vc @ mu) / max(float(vc.sum()), 1e-12)
+        laws = [lifted(self.rounded[m], float(a), float(h), c) for m, a, h in zip(self.U, vc, e, strict=True)]
+        return laws, c * (1.0 - float(vc.sum())), vc
+
+    def _rho(self, cell, guess: float = 0.0) -> float:
+        r = self.cells.get(cell)
+        if r is None:
+            r = self.cells[cell] = self.scale(cell, guess)
+        return r
+
+    def _min_dot(self, cell, alpha: np.ndarray) -> float:
+        """``min alpha . v`` over the cell's directions (box of the first ``s - 1`` coordinates,
+        ``v_s = 1 - sum``, ``v >= 0``): greedy, most negative reduced weight first."""
+        lo, step = self._box(cell)
+        room = 1.0 - float(lo.sum())
+        v = lo.copy()
+        red = alpha[:-1] - alpha[-1]
+        for j in np.argsort(red):
+            if red[j] >= 0 or room <= 0:
+                break
+            add = min(step, room)
+            v[j] += add
+            room -= add
+        return float(alpha[:-1] @ v + alpha[-1] * max(0.0, 1.0 - float(v.sum())))
+
+    def _children(self, cell):
+        level, idx = cell
+        for bits in itertools.product((0, 1), repeat=self.s - 1):
+            kid = (level + 1, tuple(2 * i + b for i, b in zip(idx, bits, strict=True)))
+            lo, _ = self._box(kid)
+            if lo.sum() < 1.0 - 1e-12:
+                yield kid
+
+    def _certified(self, cell, t: float) -> bool:
+        """The relaxed loss is certified above the target at scale ``t`` on every direction of the cell."""
+        laws, shift, _ = self._laws(cell)
+        return self._lo(laws, shift, t) > self.b.target + MARGIN_RTOL * self.b.l0
+
+    def estimate(self, alpha: np.ndarray) -> float:
+        """``min rho(v) alpha . v`` over the centres ``v`` of the starting cells, with the exact
+        (unlifted) law of ``v . X``: about the largest ``R`` a cover can certify (not certified)."""
+        out = math.inf
+        for idx in itertools.product(range(self.k0), repeat=self.s - 1):
+            if sum(idx) < self.k0:
+                vc, _ = self._centre((0, idx))
+                vc = vc / vc.sum()
+                plain = [self.b.noise[m] for m in self.U]
+                out = min(out, self.scale_of(plain, 0.0, vc, weights=vc) * float(alpha @ vc))
+        return out
+
+    def bound(self, alpha: np.ndarray) -> float:
+        """A certified ``R(alpha)`` (``alpha`` on ``U``, non-negative).
+
+        Aim at ``goal = (1 - EPS) estimate``: a cell is certified when its lifted loss at scale
+        ``goal / min_cell alpha . v`` lies above the target (then every ``C = t v`` of the cell with
+        ``alpha . C <= goal`` is refuted), else it is split; a cell that fails at the finest level
+        (or past the budget) lowers ``goal`` to its own certified value ``rho min_cell alpha . v``
+        (cells certified at a higher goal stay certified). ``R`` is the final goal.
+        """
+        alpha = np.asarray(alpha, dtype=float)
+        goal = (1 - EPS) * self.estimate(alpha)
+        todo = [(0, idx) for idx in itertools.product(range(self.k0), repeat=self.s - 1) if sum(idx) < self.k0]
+        budget = MAX_CELLS[self.s]
+        while todo:
+            cell = todo.pop()
+            dot = self._min_dot(cell, alpha)
+            if dot <= 0.0:
+                return 0.0
+            if self._certified(cell, goal / dot):
+                continue
+            budget -= 1
+            if cell[0] < MAX_LEVEL and budget > 0:
+                todo.extend(self._children(cell))
+            else:  # the cells certified so far hold for any lower goal
+                goal = min(goal, self._rho(cell) * dot)
+        return max(goal, 0.0)
+
+
+def least_entry(b: Bounder, U) -> Dist:
+    """The least law of a switch between models of ``U``: every entry of a sequence with support
+    ``U`` is stochastically above it (Lemma 10)."""
+    mask = sum(1 << m for m in U)
+    return min_law([b.entry_law(m, mask) for m in U])
+
+
+def tangents(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:
+    """Weights ``alpha`` on ``U``: normal-approximation tangents of the quantile at the centroid
+    and at the direction heavy on the model with the most progress per epoch (any weights give a
+    valid condition; these make it tight)."""
+    z = NormalDist().inv_cdf(b.omega)
+    mu = b.nmean[list(U)]
+    var = b.nvar[list(U)]
+    s = len(U)
+    lead = int(np.argmax(b.a[list(U), 0] * mu))  # the model with the most progress per epoch
+    dirs = [np.full(s, 1.0 / s), np.where(np.arange(s) == lead, 0.7, 0.3 / (s - 1))]
+    out = []
+    for v in dirs:
+        sd = math.sqrt(float(var @ v ** 2))
+        out.append(np.maximum(mu - z * var * v / max(sd, 1e-12), 1e-3 * mu))
+    return out
+
+
+class Rounded:
+    """``X' = `` the least point ``>= X`` of a uniform grid (``X' >= X`` pointwise), tabulated once.
+
+    ``P(X' <= x) = F(x_i)`` and ``P(X' > x) = S(x_i)`` with ``x_i`` the largest grid point
+    ``<= x``: lifted laws of ``X'`` need table lookups only (no special function per bracket).
+    Below the grid ``X' = x_0``; above it ``X' = +inf`` (mass ``S(x_last)``, kept as a tail).
+    """
+
+    def __init__(self, d: Dist, points: int = 1 << 15):
+        lo = max(float(d.ppf(1e-13)), d.lower, 0.0)
+        hi = float(d.isf(1e-13))
+        self.x0, self.step = lo, (hi - lo) / (points - 1)
+        xs = lo + self.step * np.arange(points)
+        self.xs = xs
+        self.F = np.asarray(d.cdf(xs), dtype=float)
+        self.S = np.asarray(d.sf(xs), dtype=float)
+        self.ppf, self.isf, self.median = d.ppf, d.isf, float(d.median)
+        self.mean, self.var = d.mean, d.var
+
+    def index(self, x) -> np.ndarray:
+        """Index of the largest grid point ``<= x`` (``-1`` below the grid)."""
+        i = np.floor((np.asarray(x, dtype=float) - self.x0) / self.step).astype(np.int64)
+        # round-off at a grid point: compare with the stored point itself
+        i = np.clip(i, -1, len(self.xs) - 1)
+        fix = (i + 1 < len(self.xs)) & (self.xs[np.minimum(i + 1, len(self.xs) - 1)] <= x)
+        i = np.where(fix, i + 1, i)
+        back = (i >= 0) & (self.xs[np.maximum(i, 0)] > x)
+        return np.where(back, i - 1, i)
+
+    def cdf(self, x) -> np.ndarray:
+        i = self.index(x)
+        return np.where(i >= 0, self.F[np.maximum(i, 0)], 0.0)
+
+    def sf(self, x) -> np.ndarray:
+        i = self.index(x)
+        return np.where(i >= 0, self.S[np.maximum(i, 0)], 1.0)
+
+    def up(self, x) -> np.ndarray:
+        """``x`` rounded up to the grid (``+inf`` above it)."""
+        i = self.index(x)
+        exact = (i >= 0) & (self.xs[np.maximum(i, 0)] == x)
+        j = np.where(exact, i, i + 1)
+        return np.where(j < len(self.xs), self.xs[np.clip(j, 0, len(self.xs) - 1)], np.inf)
+
+
+def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
+    """The law of ``f(X')``, ``f`` increasing with ``f(x) >= a x + e |x - c|`` for ``x >= 0``.
+
+    ``f(x) = a x + e |x - c|`` when ``a > e`` (slopes ``a - e`` and ``a + e``), else the line
+    ``(a + e) x + e c``. ``X' >= X >= 0`` (:class:`Rounded`), so ``f(X') >= a X + e |X - c|``
+    pointwise; ``mean`` and ``var`` only steer the brackets.
+    """
+    if a > e:
+        y0, s1, s2 = a * c, a - e, a + e
+    else:
+        y0, s1, s2 = (a + 2 * e) * c, a + e, a + e
+
+    def f(x):
+        x = np.asarray(x, dtype=float)
+        return np.where(x < c, y0 + s1 * (x - c), y0 + s2 * (x - c))
+
+    def finv(y):
+        y = np.asarray(y, dtype=float)
+        return np.where(y < y0, c + (y - y0) / s1, c + (y - y0) / s2)
+
+    mean = float(f(d.mean)) + e * math.sqrt(max(d.var, 0.0))
+    return Dist("lifted", lambda y: d.cdf(finv(y)), lambda y: d.sf(finv(y)), lambda q: f(d.up(d.ppf(q))),
+                lambda q: f(d.up(d.isf(q))), mean, s2 * s2 * d.var, float(f(d.x0)), math.inf,
+                float(f(d.up(d.median))))
