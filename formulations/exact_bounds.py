@@ -175,6 +175,17 @@ class Bounder:
             law = self._into[key] = min_law(laws) if laws else self.pmin
         return law
 
+    def forced_first(self, within: int) -> int:
+        """The one model of ``within`` that no switch from ``within`` enters (it must come first in
+        every sequence using exactly these models), else -1."""
+        key = ("first", within)
+        out = self._entry.get(key)
+        if out is None:
+            ms = [m for m in range(self.M) if within >> m & 1]
+            free = [m for m in ms if not any((i, m) in self.sw_index for i in ms if i != m)]
+            out = self._entry[key] = free[0] if len(free) == 1 else -1
+        return out
+
     def entry_levels(self, within: int, level: float) -> np.ndarray:
         """``y_m`` with ``P(entry into m >= y_m) >= level`` for the models of ``within`` (0 elsewhere)."""
         key = ("level", within, level)

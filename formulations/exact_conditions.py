@@ -44,19 +44,21 @@ class Condition:
 
     def need_for(self, used: np.ndarray) -> float:
         """``need`` on a support: plus the entries into all its models but the first
-        (``sum_U y - max_U y``: the first model is unknown, Lemma 10), less, for the joint
+        (``sum_U y - max_U y`` when the first model is unknown, Lemma 10; ``sum_U y - y_f`` when no
+        switch of ``U`` enters ``f``, which must then come first), less, for the joint
         Cantelli condition, ``kappa sqrt(sum_U var)`` (Lemma 11)."""
         if self.entries is None or self.src is None:
             return self.need
         mask = int(sum(1 << int(m) for m in np.flatnonzero(used)))
         if mask & (mask - 1) == 0:
             return self.need  # one model: no entry
+        first = self.src.forced_first(mask)  # a model nothing enters comes first: its entry is not made
         if self.entries == "level":
-            ys = self.src.entry_levels(mask, self.level)[used]
-            return self.need + float(ys.sum() - ys.max())
+            ys = self.src.entry_levels(mask, self.level)
+            return self.need + float(ys[used].sum() - (ys[first] if first >= 0 else ys[used].max()))
         mean, var = self.src.entry_moments(mask)
-        ys = mean[used]
-        return self.need + float(ys.sum() - ys.max()) - self.src.cantelli * (1 + 1e-6) * math.sqrt(
+        drop = mean[first] if first >= 0 else mean[used].max()
+        return self.need + float(mean[used].sum() - drop) - self.src.cantelli * (1 + 1e-6) * math.sqrt(
             float(var[used].sum()) * (1 + 1e-6))
 
 

@@ -63,7 +63,7 @@ class Cover:
     def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None):
         self.b, self.U, self.s = bounder, tuple(U), len(U)
         self.deadline = deadline
-        self.entry = least_entry(bounder, U) if bounder.pmin is not None else None
+        self.entries = entry_laws(bounder, U) if bounder.pmin is not None else []
         self.k0 = START[self.s]
         cache = bounder.__dict__.setdefault("_rounded", {})  # one table per noise law
         for m in self.U:
@@ -81,9 +81,8 @@ class Cover:
         b = self.b
         dists = list(laws)
         coefs = [-t] * len(laws) if weights is None else [-t * float(w) for w in weights]
-        if self.entry is not None:
-            dists += [self.entry] * (self.s - 1)
-            coefs += [1.0] * (self.s - 1)
+        dists += self.entries
+        coefs += [1.0] * len(self.entries)
         keep = [(d, x) for d, x in zip(dists, coefs, strict=True) if x != 0.0]
         self.brackets += 1
         terms = LossTerms(b.l0 - t * shift, tuple(d for d, _ in keep), tuple(x for _, x in keep))
@@ -112,7 +111,7 @@ class Cover:
             return q
 
         if guess <= 0.0:  # the mean loss reaches the target at this scale
-            pen = (self.s - 1) * self.entry.mean if self.entry is not None else 0.0
+            pen = sum(d.mean for d in self.entries)
             guess = 0.9 * (b.l0 - b.target + pen) / max(float(b.nmean[list(self.U)] @ vc), 1e-12)
         t0, q0 = guess, probe(guess)
         t1 = guess * (1.05 if q0 > goal else 0.95)
@@ -230,11 +229,21 @@ class Cover:
         return max(goal, 0.0)
 
 
-def least_entry(b: Bounder, U) -> Dist:
-    """The least law of a switch between models of ``U``: every entry of a sequence with support
-    ``U`` is stochastically above it (Lemma 10)."""
+def entry_laws(b: Bounder, U) -> list[Dist]:
+    """``s - 1`` laws, one below each entry of every sequence with support ``U`` (Lemma 12 (a)).
+
+    With ``P_m`` the least law of a switch into ``m`` from ``U`` (Lemma 10): a model no switch of
+    ``U`` enters must come first, and the entries are exactly into the others (laws ``P_m``).
+    Otherwise, with ``U`` sorted by the mean of ``P_m``, ``L_j = min(P_(j), P_(j+1))`` (Lemma 3):
+    whatever model ``(i)`` comes first, the entries into ``(j)``, ``j < i``, are above ``L_j`` and
+    those into ``(j)``, ``j > i``, above ``L_(j-1)``.
+    """
     mask = sum(1 << m for m in U)
-    return min_law([b.entry_law(m, mask) for m in U])
+    first = b.forced_first(mask)
+    if first >= 0:
+        return [b.entry_law(m, mask) for m in U if m != first]
+    laws = sorted((b.entry_law(m, mask) for m in U), key=lambda d: d.mean)
+    return [min_law([laws[j], laws[j + 1]]) for j in range(len(laws) - 1)]
 
 
 def tangents(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:

@@ -3,6 +3,7 @@ checked by direct brackets, and the search with covers audited against plain enu
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -10,8 +11,7 @@ import pytest
 from test_exact import Oracle, _audit, small
 
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_cover import Cover, Rounded, lifted, tangents
-from deplbench.formulations.exact_laws import min_law
+from deplbench.formulations.exact_cover import Cover, Rounded, entry_laws, lifted, tangents
 from deplbench.instances.distributions import noise_dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
@@ -47,7 +47,7 @@ def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
     b = Bounder(inst, {}, True)
     g = data_effect(inst, inst.dataset_ids).g
     cov = Cover(b, U)
-    entry = min_law([b.entry_law(m, sum(1 << m for m in U)) for m in U])
+    entries = tuple(entry_laws(b, U))
     rng = np.random.default_rng(seed)
     for alpha in tangents(b, U):
         R = cov.bound(alpha)
@@ -55,8 +55,7 @@ def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
         for _ in range(25):  # points of the face alpha . C = R: the claim's hardest case
             v = rng.dirichlet(np.full(len(U), 0.5))
             C = v * R / g / float(alpha @ v) * (1 - 1e-9)  # alpha . C = R / g at data effect g
-            terms = LossTerms(b.l0, tuple(b.noise[m] for m in U) + (entry,) * (len(U) - 1),
-                              tuple(-g * C) + (1.0,) * (len(U) - 1))
+            terms = LossTerms(b.l0, tuple(b.noise[m] for m in U) + entries, tuple(-g * C) + (1.0,) * len(entries))
             assert quantile_bracket(terms, b.omega, 1e-4 * b.l0).hi > b.target, (alpha, C)
 
 
@@ -87,3 +86,25 @@ def test_exact_with_covers_matches_enumeration(monkeypatch):
         used += res.extra["cover_brackets"]
         monkeypatch.undo()
     assert used > 0  # the covers were built
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_entry_laws_lie_below_the_entries_of_every_first_model(seed):
+    """Lemma 12 (a): whatever model comes first, the entries into the others can be matched to the
+    laws of ``entry_laws``, each law stochastically below its entry's least law (CDF above)."""
+    inst = generate("random", {"models": 4, "epochs": 8, "density": 0.5, "noise_mode": "per_run"}, seed=seed)
+    b = Bounder(inst, {}, True)
+    x = np.linspace(-0.5, 3.0, 701)
+    checked = 0
+    for U in itertools.chain(itertools.combinations(range(4), 2), itertools.combinations(range(4), 3)):
+        mask = sum(1 << m for m in U)
+        laws = entry_laws(b, U)
+        assert len(laws) == len(U) - 1
+        for f in U:
+            others = [m for m in U if m != f]
+            if any(not any((i, m) in b.sw_index for i in U if i != m) for m in others):
+                continue  # some other model cannot be entered: no sequence starts at f
+            below = [[bool(np.all(d.cdf(x) >= b.entry_law(m, mask).cdf(x) - 1e-12)) for d in laws] for m in others]
+            assert any(all(below[i][j] for i, j in enumerate(p)) for p in itertools.permutations(range(len(laws))))
+            checked += 1
+    assert checked > 0
