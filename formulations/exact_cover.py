@@ -274,7 +274,7 @@ class Rounded:
     def __init__(self, d: Dist, points: int = 1 << 15):
         lo = max(float(d.ppf(1e-13)), d.lower, 0.0)
         hi = float(d.isf(1e-13))
-        self.x0, self.step = lo, (hi - lo) / (points - 1)
+        self.x0, self.step = lo, max((hi - lo) / (points - 1), 1e-12 * max(1.0, abs(lo)))
         xs = lo + self.step * np.arange(points)
         self.xs = xs
         self.F = np.asarray(d.cdf(xs), dtype=float)

@@ -184,7 +184,8 @@ class RegionBound:
     def _wants_cover(self, U, value: float) -> bool:
         """Build (or use) the cover conditions of ``U``: only when they could lower nothing but the
         key below ``cap`` matters, i.e. the support's value is still below it."""
-        return self.cover and MIN_SIZE <= len(U) <= MAX_SIZE and value < self.cap
+        return (self.cover and MIN_SIZE <= len(U) <= MAX_SIZE and value < self.cap
+                and not any(self.bounder.noise[m].is_constant for m in U))  # constant factors: nothing to diversify
 
     def _covers(self, U) -> list[Condition]:
         """The cover conditions of support ``U`` at this data effect (Lemma 12). The cover is built
