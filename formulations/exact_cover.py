@@ -37,6 +37,7 @@ from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
 EPS = 0.02  # aim at R 2 % below its estimate
+PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
 START = {2: 8, 3: 4}  # cells per axis at the start, by support size
 MAX_CELLS = {2: 64, 3: 300}  # cells split at most, by support size (budget)
@@ -151,7 +152,7 @@ class Cover:
         ``v . X = v_c . X + sum_m d_m (X_m - c) + c k <= sum_m (v_cm X_m + e_m |X_m - c|) + c k``."""
         vc, e = self._centre(cell)
         mu = self.b.nmean[list(self.U)]
-        c = 0.9 * float(vc @ mu) / max(float(vc.sum()), 1e-12)
+        c = PIVOT * float(vc @ mu) / max(float(vc.sum()), 1e-12)
         laws = [lifted(self.rounded[m], float(a), float(h), c) for m, a, h in zip(self.U, vc, e, strict=True)]
         return laws, c * (1.0 - float(vc.sum())), vc
 
