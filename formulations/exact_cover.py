@@ -13,7 +13,7 @@ for any weights ``alpha >= 0``, where ``R`` comes from a *cover*: the directions
 ``C_m`` (``X >= 0``). Hence ``R(alpha) = min over cells of rho * min_{v in cell} alpha . v``.
 The ``E_j`` are independent copies of the least law of a switch between models of ``U`` (every
 model of ``U`` but the first is entered at least once: Lemma 10), the other penalties are
-``>= 0``. Cells are refined where they bind, until ``R`` is within ``EPS`` of its estimate.
+``>= 0``. Cells are refined where they bind, until ``R`` is within ``EPS[s]`` of its estimate.
 
 The product bound and Cantelli pay for each model's noise separately; the cover uses the exact
 law of the sum, so it keeps the diversification of several models (10-14 % larger ``R`` on the
@@ -36,13 +36,16 @@ from deplbench.instances.distributions import Dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
-EPS = 0.02  # aim at R 2 % below its estimate
+EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
+FLAT = 0.05  # slope below the pivot of a small coordinate's law, relative to its upper weight
 PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
-START = {2: 8, 3: 4}  # cells per axis at the start, by support size
-MAX_CELLS = {2: 64, 3: 300}  # cells split at most, by support size (budget)
+START = {2: 8, 3: 4, 4: 2, 5: 2}  # cells per axis at the start, by support size
+MAX_CELLS = {2: 64, 3: 300, 4: 600, 5: 300}  # cells split at most, by support size (budget)
 MAX_LEVEL = 4  # finest cells: 2^-4 of the starting ones
-MIN_SIZE, MAX_SIZE = 2, 3  # supports with covers (larger ones cost too much per accuracy: docs/exact.md)
+MIN_SIZE, MAX_SIZE = 2, 5  # supports with covers
+LATE = 4  # supports of at least LATE models get covers only after COVER_AFTER count vectors
+COVER_AFTER = 2000  # (deterministic: small searches never pay for them)
 
 
 class Cover:
@@ -148,13 +151,16 @@ class Cover:
 
     def _laws(self, cell) -> tuple[list[Dist], float, np.ndarray]:
         """Laws ``Y_m`` and a constant ``shift`` with ``v . X <= sum_m Y_m + shift`` pointwise for
-        every direction ``v`` of the cell (Lemma 12): with ``d = v - v_c`` and ``k = 1 - sum v_c``,
-        ``v . X = v_c . X + sum_m d_m (X_m - c) + c k <= sum_m (v_cm X_m + e_m |X_m - c|) + c k``."""
+        every direction ``v`` of the cell (Lemma 12 (c)). With ``B`` the small coordinates
+        (``v_cm <= e_m``), ``d = v - v_c`` and ``k = 1 - sum_{m not in B} v_cm``,
+        ``v . X = sum_B v_m (X_m - c) + sum_{not B} (v_cm X_m + d_m (X_m - c)) + c k``
+        ``<= sum_B (v_cm + e_m) (X_m - c)^+ + sum_{not B} (v_cm X_m + e_m |X_m - c|) + c k``."""
         vc, e = self._centre(cell)
         mu = self.b.nmean[list(self.U)]
         c = PIVOT * float(vc @ mu) / max(float(vc.sum()), 1e-12)
         laws = [lifted(self.rounded[m], float(a), float(h), c) for m, a, h in zip(self.U, vc, e, strict=True)]
-        return laws, c * (1.0 - float(vc.sum())), vc
+        small = vc <= e  # bounded by (v_c + e) (X - c)^+, outside the centre's sum
+        return laws, c * (1.0 - float(vc[~small].sum())), vc
 
     def _rho(self, cell, guess: float = 0.0) -> float:
         r = self.cells.get(cell)
@@ -205,14 +211,14 @@ class Cover:
     def bound(self, alpha: np.ndarray) -> float:
         """A certified ``R(alpha)`` (``alpha`` on ``U``, non-negative).
 
-        Aim at ``goal = (1 - EPS) estimate``: a cell is certified when its lifted loss at scale
+        Aim at ``goal = (1 - EPS[s]) estimate``: a cell is certified when its lifted loss at scale
         ``goal / min_cell alpha . v`` lies above the target (then every ``C = t v`` of the cell with
         ``alpha . C <= goal`` is refuted), else it is split; a cell that fails at the finest level
         (or past the budget) lowers ``goal`` to its own certified value ``rho min_cell alpha . v``
         (cells certified at a higher goal stay certified). ``R`` is the final goal.
         """
         alpha = np.asarray(alpha, dtype=float)
-        goal = (1 - EPS) * self.estimate(alpha)
+        goal = (1 - EPS[self.s]) * self.estimate(alpha)
         todo = [(0, idx) for idx in itertools.product(range(self.k0), repeat=self.s - 1) if sum(idx) < self.k0]
         budget = MAX_CELLS[self.s]
         while todo:
@@ -249,14 +255,16 @@ def entry_laws(b: Bounder, U) -> list[Dist]:
 
 def tangents(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:
     """Weights ``alpha`` on ``U``: normal-approximation tangents of the quantile at the centroid
-    and at the direction heavy on the model with the most progress per epoch (any weights give a
-    valid condition; these make it tight)."""
+    and, on two or three models, at the direction heavy on the model with the most progress per
+    epoch (any weights give a valid condition; these make it tight)."""
     z = NormalDist().inv_cdf(b.omega)
     mu = b.nmean[list(U)]
     var = b.nvar[list(U)]
     s = len(U)
     lead = int(np.argmax(b.a[list(U), 0] * mu))  # the model with the most progress per epoch
-    dirs = [np.full(s, 1.0 / s), np.where(np.arange(s) == lead, 0.7, 0.3 / (s - 1))]
+    dirs = [np.full(s, 1.0 / s)]
+    if s <= 3:  # larger supports: the centroid only (a cover costs 10-40 times more there)
+        dirs.append(np.where(np.arange(s) == lead, 0.7, 0.3 / (s - 1)))
     out = []
     for v in dirs:
         sd = math.sqrt(float(var @ v ** 2))
@@ -285,7 +293,8 @@ class Rounded:
 
     def index(self, x) -> np.ndarray:
         """Index of the largest grid point ``<= x`` (``-1`` below the grid)."""
-        i = np.floor((np.asarray(x, dtype=float) - self.x0) / self.step).astype(np.int64)
+        x = np.clip(np.asarray(x, dtype=float), self.x0 - self.step, self.xs[-1] + self.step)  # +-inf too
+        i = np.floor((x - self.x0) / self.step).astype(np.int64)
         # round-off at a grid point: compare with the stored point itself
         i = np.clip(i, -1, len(self.xs) - 1)
         fix = (i + 1 < len(self.xs)) & (self.xs[np.minimum(i + 1, len(self.xs) - 1)] <= x)
@@ -310,16 +319,16 @@ class Rounded:
 
 
 def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
-    """The law of ``f(X')``, ``f`` increasing with ``f(x) >= a x + e |x - c|`` for ``x >= 0``.
-
-    ``f(x) = a x + e |x - c|`` when ``a > e`` (slopes ``a - e`` and ``a + e``), else the line
-    ``(a + e) x + e c``. ``X' >= X >= 0`` (:class:`Rounded`), so ``f(X') >= a X + e |X - c|``
-    pointwise; ``mean`` and ``var`` only steer the brackets.
+    """The law of ``f(X')`` with ``f(x) = a x + e |x - c|`` (``a > e``: slopes ``a - e`` and ``a + e``)
+    or, for a small coordinate (``a <= e``), ``f(x) = FLAT (a + e) x`` below ``c`` and
+    ``FLAT (a + e) c + (a + e) (x - c)`` above: at least ``(a + e) (x - c)^+`` on ``x >= 0`` and
+    strictly increasing (the brackets need laws without atoms). ``X' >= X >= 0`` (:class:`Rounded`),
+    so ``f(X') >= f(X)`` pointwise; ``mean`` and ``var`` only steer the brackets.
     """
     if a > e:
         y0, s1, s2 = a * c, a - e, a + e
-    else:
-        y0, s1, s2 = (a + 2 * e) * c, a + e, a + e
+    else:  # f(x) = FLAT (a + e) x below c (>= 0), then (a + e) (x - c) above it: no atom at 0
+        y0, s1, s2 = FLAT * (a + e) * c, FLAT * (a + e), a + e
 
     def f(x):
         x = np.asarray(x, dtype=float)

@@ -32,7 +32,14 @@ from deplbench.formulations.exact_conditions import (
     conditions,
     walkable,
 )
-from deplbench.formulations.exact_cover import MAX_SIZE, MIN_SIZE, Cover, tangents
+from deplbench.formulations.exact_cover import (
+    COVER_AFTER,
+    LATE,
+    MAX_SIZE,
+    MIN_SIZE,
+    Cover,
+    tangents,
+)
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
 
@@ -184,6 +191,8 @@ class RegionBound:
     def _wants_cover(self, U, value: float) -> bool:
         """Build (or use) the cover conditions of ``U``: only when they could lower nothing but the
         key below ``cap`` matters, i.e. the support's value is still below it."""
+        if len(U) >= LATE and self.bounder.stats.get("count_vectors", 0) < COVER_AFTER:
+            return False  # large supports' covers cost seconds: only for searches that last
         return (self.cover and MIN_SIZE <= len(U) <= MAX_SIZE and value < self.cap
                 and not any(self.bounder.noise[m].is_constant for m in U))  # constant factors: nothing to diversify
 
