@@ -164,8 +164,13 @@ class RegionBound:
                 if room < 0:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
-                vals = np.max([self._support(c, lo, room, free) for c in self._used(U, lo)], axis=0)
-                if j >= 0 and self._wants_cover(U, float(vals.max())):
+                covers = self._cover_conds.get(U) if self.cover else None
+                vals = np.full(len(self.lam), -math.inf)
+                for c in (covers or []) + self._rule(U, lo):  # the covers are usually the strongest
+                    vals = np.maximum(vals, self._support(c, lo, room, free))
+                    if np.all(vals >= best):
+                        break  # this support cannot lower the least over the supports
+                if covers is None and j >= 0 and np.any(vals < best) and self._wants_cover(U, float(vals.max())):
                     for c in self._covers(U):
                         vals = np.maximum(vals, self._support(c, lo, room, free))
                 best = np.minimum(best, vals)
@@ -183,10 +188,15 @@ class RegionBound:
         """The conditions used on support ``U`` at counts ``lo``: those without a dominant model,
         those whose dominant model is the one with the largest ``lo_m A_m E X_m``, and the support's
         cover conditions once built (any subset is valid)."""
+        covers = self._cover_conds.get(tuple(U), []) if self.cover else []
+        return self._rule(U, lo) + covers
+
+    def _rule(self, U, lo: np.ndarray) -> list[Condition]:
+        """Rule R's conditions on ``U``: those without a dominant model and those whose dominant
+        model is the one with the largest ``lo_m A_m E X_m``."""
         conds = self.conds[len(U)]
         lead = max(U, key=lambda m: (lo[m] * self.weight[m], -m))
-        covers = self._cover_conds.get(tuple(U), []) if self.cover else []
-        return conds.get(-1, []) + conds.get(lead, []) + covers
+        return conds.get(-1, []) + conds.get(lead, [])
 
     def _wants_cover(self, U, value: float) -> bool:
         """Build (or use) the cover conditions of ``U``: only when they could lower nothing but the
