@@ -44,7 +44,7 @@ MAX_CELLS = {2: 64, 3: 300, 4: 600, 5: 300}  # cells split at most, by support s
 MAX_LEVEL = 4  # finest cells: 2^-4 of the starting ones
 MIN_SIZE, MAX_SIZE = 2, 5  # supports with covers
 LATE = 4  # supports of at least LATE models get covers only after COVER_AFTER count vectors
-COVER_AFTER = 2000  # (deterministic: small searches never pay for them)
+COVER_AFTER = 5000  # (deterministic: short searches never pay for them)
 
 
 class Cover:
