@@ -192,6 +192,12 @@ def _condition(b: Bounder, g: float, K: int, beta: np.ndarray, rest: np.ndarray,
                      rank, d, "level" if level < 1.0 else None, level, b)
 
 
+def linear_condition(b: Bounder, K: int, w: np.ndarray, need: float) -> Condition:
+    """The condition ``sum_m w_m C_m >= need`` (placed by Lemma 8 with a common shape): the cover
+    conditions of Lemma 12 (their entries are inside ``need``)."""
+    return _condition(b, 1.0, K, w, np.zeros((b.M, K + 1)), need, -1, 1.0, b.shape is not None)
+
+
 def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, float]]:
     """Joint product-bound thresholds over the ``s`` factors and the ``s - 1`` entries (per_run).
 

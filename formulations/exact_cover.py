@@ -68,11 +68,10 @@ class Cover:
         self.deadline = deadline
         self.entries = entry_laws(bounder, U) if bounder.pmin is not None else []
         self.k0 = START[self.s]
-        cache = bounder.__dict__.setdefault("_rounded", {})  # one table per noise law
-        for m in self.U:
-            if m not in cache:
-                cache[m] = Rounded(bounder.noise[m])
-        self.rounded = cache
+        for m in self.U:  # one table per noise law, kept by the bounder for every cover
+            if m not in bounder.rounded:
+                bounder.rounded[m] = Rounded(bounder.noise[m])
+        self.rounded = bounder.rounded
         self.cells: dict[tuple[int, tuple[int, ...]], float] = {}  # (level, index) -> refuted scale
         self.brackets = 0
 
@@ -292,14 +291,7 @@ class Rounded:
 
     def index(self, x) -> np.ndarray:
         """Index of the largest grid point ``<= x`` (``-1`` below the grid)."""
-        x = np.clip(np.asarray(x, dtype=float), self.x0 - self.step, self.xs[-1] + self.step)  # +-inf too
-        i = np.floor((x - self.x0) / self.step).astype(np.int64)
-        # round-off at a grid point: compare with the stored point itself
-        i = np.clip(i, -1, len(self.xs) - 1)
-        fix = (i + 1 < len(self.xs)) & (self.xs[np.minimum(i + 1, len(self.xs) - 1)] <= x)
-        i = np.where(fix, i + 1, i)
-        back = (i >= 0) & (self.xs[np.maximum(i, 0)] > x)
-        return np.where(back, i - 1, i)
+        return np.searchsorted(self.xs, np.asarray(x, dtype=float), side="right") - 1
 
     def cdf(self, x) -> np.ndarray:
         i = self.index(x)
@@ -311,10 +303,8 @@ class Rounded:
 
     def up(self, x) -> np.ndarray:
         """``x`` rounded up to the grid (``+inf`` above it)."""
-        i = self.index(x)
-        exact = (i >= 0) & (self.xs[np.maximum(i, 0)] == x)
-        j = np.where(exact, i, i + 1)
-        return np.where(j < len(self.xs), self.xs[np.clip(j, 0, len(self.xs) - 1)], np.inf)
+        j = np.searchsorted(self.xs, np.asarray(x, dtype=float), side="left")
+        return np.where(j < len(self.xs), self.xs[np.minimum(j, len(self.xs) - 1)], np.inf)
 
 
 def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:

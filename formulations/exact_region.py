@@ -28,8 +28,8 @@ import numpy as np
 from deplbench.formulations.exact_bounds import Bounder
 from deplbench.formulations.exact_conditions import (
     Condition,
-    concave_increments,
     conditions,
+    linear_condition,
     walkable,
 )
 from deplbench.formulations.exact_cover import (
@@ -224,17 +224,9 @@ class RegionBound:
                 made.append((w, cov.bound(alpha)))
             b.stats["cover_brackets"] = b.stats.get("cover_brackets", 0) + cov.brackets
             b.covers[U] = made
-        out = [self._linear(w, R1 / self.g) for w, R1 in made]
+        out = [linear_condition(b, self.K, w, R1 / self.g * (1 - 1e-9) - self.tol) for w, R1 in made]
         self._cover_conds[U] = out
         return out
-
-    def _linear(self, w: np.ndarray, need: float) -> Condition:
-        """The condition ``sum_m w_m C_m >= need`` (placed by Lemma 8 with a common shape)."""
-        h = w[:, None] * self.cum[:, : self.K + 1]
-        zero = np.zeros_like(h)
-        rank = tuple(int(m) for m in np.argsort(-(w * self.a[:, 0]), kind="stable"))
-        return Condition(h, concave_increments(h), need * (1 - 1e-9) - self.tol,
-                         w if self.bounder.shape is not None else None, zero, concave_increments(zero), rank)
 
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some
