@@ -82,7 +82,7 @@ class Bounder:
         self._law_col: dict[int, int] = {}  # entry law (by id) -> its label-store column
         self._qcache: dict[tuple[int, int], float] = {}
         self.covers: dict[tuple[int, ...], list] = {}  # support -> (weights, R at data effect 1) of its covers
-        self.rounded: dict[int, object] = {}  # model -> its noise law's grid table (exact_cover.Rounded)
+        self.rounded: dict[int, object] = {}  # model -> its noise law's grid table (exact_lifted.Rounded)
         k = np.arange(1, K + 2, dtype=float)
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
         self.a = np.array([m.progress.A / (k + m.progress.B) ** m.progress.p for m in instance.models])

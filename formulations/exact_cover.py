@@ -30,13 +30,13 @@ import numpy as np
 
 from deplbench.formulations.exact_bounds import MARGIN_RTOL, Bounder
 from deplbench.formulations.exact_laws import min_law
+from deplbench.formulations.exact_lifted import Rounded, lifted
 from deplbench.formulations.exact_search import Timeout
 from deplbench.instances.distributions import Dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
 EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
-FLAT = 0.05  # slope below the pivot of a small coordinate's law, relative to its upper weight
 PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
 START = {2: 8, 3: 4, 4: 2, 5: 2}  # cells per axis at the start, by support size
@@ -251,83 +251,73 @@ def entry_laws(b: Bounder, U) -> list[Dist]:
     return [min_law([laws[j], laws[j + 1]]) for j in range(len(laws) - 1)]
 
 
-def tangents(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:
-    """Weights ``alpha`` on ``U``: normal-approximation tangents of the quantile at the centroid
-    and, on two or three models, at the direction heavy on the model with the most progress per
-    epoch (any weights give a valid condition; these make it tight)."""
+def tangent(b: Bounder, U: tuple[int, ...], v: np.ndarray) -> np.ndarray:
+    """Weights ``alpha`` on ``U``: the normal-approximation tangent of the quantile at the
+    direction ``v`` (any weights give a valid condition; the tangent makes it tight near ``v``)."""
     z = NormalDist().inv_cdf(b.omega)
     mu = b.nmean[list(U)]
     var = b.nvar[list(U)]
+    sd = math.sqrt(float(var @ v ** 2))
+    return np.maximum(mu - z * var * v / max(sd, 1e-12), 1e-3 * mu)
+
+
+def first_directions(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:
+    """The directions of a support's first tangents: the centroid and, on two or three models, the
+    direction heavy on the model with the most progress per epoch."""
     s = len(U)
-    lead = int(np.argmax(b.a[list(U), 0] * mu))  # the model with the most progress per epoch
+    lead = int(np.argmax(b.a[list(U), 0] * b.nmean[list(U)]))  # the most progress per epoch
     dirs = [np.full(s, 1.0 / s)]
     if s <= 3:  # larger supports: the centroid only (a cover costs 10-40 times more there)
         dirs.append(np.where(np.arange(s) == lead, 0.7, 0.3 / (s - 1)))
-    out = []
-    for v in dirs:
-        sd = math.sqrt(float(var @ v ** 2))
-        out.append(np.maximum(mu - z * var * v / max(sd, 1e-12), 1e-3 * mu))
-    return out
+    return dirs
 
 
-class Rounded:
-    """``X' = `` the least point ``>= X`` of a uniform grid (``X' >= X`` pointwise), tabulated once.
+def tangents(b: Bounder, U: tuple[int, ...]) -> list[np.ndarray]:
+    """The weights of a support's first cover conditions (tangents at :func:`first_directions`)."""
+    return [tangent(b, U, v) for v in first_directions(b, U)]
 
-    ``P(X' <= x) = F(x_i)`` and ``P(X' > x) = S(x_i)`` with ``x_i`` the largest grid point
-    ``<= x``: lifted laws of ``X'`` need table lookups only (no special function per bracket).
-    Below the grid ``X' = x_0``; above it ``X' = +inf`` (mass ``S(x_last)``, kept as a tail).
+
+class SupportCovers:
+    """The cover conditions of one support at data effect 1, grown where the search needs them.
+
+    ``made`` holds ``(w, R)``: ``sum_m w_m C_m >= R / g`` for every sequence with support ``U``
+    certified at data effect ``g`` (Lemma 12 (e)); ``w`` is zero off ``U``. It starts with the
+    weights of :func:`tangents`; :meth:`add` certifies the tangent at another direction with the
+    same :class:`Cover` (its cells' refuted scales are reused).
     """
 
-    def __init__(self, d: Dist, points: int = 1 << 15):
-        lo = max(float(d.ppf(1e-13)), d.lower, 0.0)
-        hi = float(d.isf(1e-13))
-        self.x0, self.step = lo, max((hi - lo) / (points - 1), 1e-12 * max(1.0, abs(lo)))
-        xs = lo + self.step * np.arange(points)
-        self.xs = xs
-        self.F = np.asarray(d.cdf(xs), dtype=float)
-        self.S = np.asarray(d.sf(xs), dtype=float)
-        self.ppf, self.isf, self.median = d.ppf, d.isf, float(d.median)
-        self.mean, self.var = d.mean, d.var
+    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None):
+        self.b, self.U = bounder, tuple(U)
+        self.cover = Cover(bounder, U, deadline)
+        self.made: list[tuple[np.ndarray, float]] = []
+        self.dirs: list[np.ndarray] = []
+        for v in first_directions(bounder, U):
+            self.add(v)
+        self.first = len(self.made)  # the tangents added later are counted against a budget
 
-    def index(self, x) -> np.ndarray:
-        """Index of the largest grid point ``<= x`` (``-1`` below the grid)."""
-        return np.searchsorted(self.xs, np.asarray(x, dtype=float), side="right") - 1
+    def add(self, v: np.ndarray) -> None:
+        """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it."""
+        before = self.cover.brackets
+        alpha = tangent(self.b, self.U, v)
+        w = np.zeros(self.b.M)
+        w[list(self.U)] = alpha
+        self.made.append((w, self.cover.bound(alpha)))
+        self.dirs.append(np.asarray(v, dtype=float))
+        self.b.stats["cover_brackets"] = self.b.stats.get("cover_brackets", 0) + self.cover.brackets - before
 
-    def cdf(self, x) -> np.ndarray:
-        i = self.index(x)
-        return np.where(i >= 0, self.F[np.maximum(i, 0)], 0.0)
+    def near(self, v: np.ndarray, gap: float) -> bool:
+        """Some tangent of the support was taken within L1 distance ``gap`` of ``v``."""
+        return any(float(np.abs(v - d).sum()) < gap for d in self.dirs)
 
-    def sf(self, x) -> np.ndarray:
-        i = self.index(x)
-        return np.where(i >= 0, self.S[np.maximum(i, 0)], 1.0)
-
-    def up(self, x) -> np.ndarray:
-        """``x`` rounded up to the grid (``+inf`` above it)."""
-        j = np.searchsorted(self.xs, np.asarray(x, dtype=float), side="left")
-        return np.where(j < len(self.xs), self.xs[np.minimum(j, len(self.xs) - 1)], np.inf)
-
-
-def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
-    """The law of ``f(X')`` with ``f(x) = a x + e |x - c|`` (``a > e``: slopes ``a - e`` and ``a + e``)
-    or, for a small coordinate (``a <= e``), ``f(x) = FLAT (a + e) x`` below ``c`` and
-    ``FLAT (a + e) c + (a + e) (x - c)`` above: at least ``(a + e) (x - c)^+`` on ``x >= 0`` and
-    strictly increasing (the brackets need laws without atoms). ``X' >= X >= 0`` (:class:`Rounded`),
-    so ``f(X') >= f(X)`` pointwise; ``mean`` and ``var`` only steer the brackets.
-    """
-    if a > e:
-        y0, s1, s2 = a * c, a - e, a + e
-    else:  # f(x) = FLAT (a + e) x below c (>= 0), then (a + e) (x - c) above it: no atom at 0
-        y0, s1, s2 = FLAT * (a + e) * c, FLAT * (a + e), a + e
-
-    def f(x):
-        x = np.asarray(x, dtype=float)
-        return np.where(x < c, y0 + s1 * (x - c), y0 + s2 * (x - c))
-
-    def finv(y):
-        y = np.asarray(y, dtype=float)
-        return np.where(y < y0, c + (y - y0) / s1, c + (y - y0) / s2)
-
-    mean = float(f(d.mean)) + e * math.sqrt(max(d.var, 0.0))
-    return Dist("lifted", lambda y: d.cdf(finv(y)), lambda y: d.sf(finv(y)), lambda q: f(d.up(d.ppf(q))),
-                lambda q: f(d.up(d.isf(q))), mean, s2 * s2 * d.var, float(f(d.x0)), math.inf,
-                float(f(d.up(d.median))))
+    def direction(self, counts: np.ndarray) -> np.ndarray:
+        """The direction ``C / |C|_1`` of the counts on ``U``, the models placed by decreasing
+        progress amplitude (the order that maximises the progress of near-equal weights)."""
+        b = self.b
+        C = np.zeros(len(self.U))
+        pos = 0
+        for i in sorted(range(len(self.U)), key=lambda i: -b.a[self.U[i], 0]):
+            m = self.U[i]
+            k = int(counts[m])
+            C[i] = b.cum[m, pos + k] - b.cum[m, pos]
+            pos += k
+        return C / max(float(C.sum()), 1e-300)

@@ -37,8 +37,7 @@ from deplbench.formulations.exact_cover import (
     LATE,
     MAX_SIZE,
     MIN_SIZE,
-    Cover,
-    tangents,
+    SupportCovers,
 )
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
@@ -47,6 +46,9 @@ MAX_LAMBDAS = 12  # allocation multipliers tried per key (any subset is valid)
 ROOT_LAMBDAS = 64  # multipliers of the root key (evenly spaced breakpoints)
 SCREEN_LAMBDAS = 8  # multipliers used to rank the conditions at construction
 KEEP = 2  # necessary conditions kept per support size and dominant model (any subset is valid)
+MAX_TANGENTS = 6  # cover conditions per support at most (the first ones included)
+TANGENT_GAP = 0.2  # a new tangent only this far (L1) from the support's other tangent directions
+TANGENT_EVERY = 2000  # one more tangent (over all supports) per this many count vectors popped
 
 
 class RegionBound:
@@ -145,7 +147,12 @@ class RegionBound:
             self.lam, self.phi = self.lam_all[idx], self.phi_all[:, idx]
         else:
             self.lam, self.phi = self.lam_root, self.phi_root
-        return float(self._keys(n).max())
+        vals = self._keys(n)
+        if any(n) and self.cover:
+            U, lo = self._binding[int(np.argmax(vals))]
+            if U is not None and self._grow(U, lo):  # a tangent where this subtree's bound binds
+                vals = self._keys(n)
+        return float(vals.max())
 
     def _keys(self, n: tuple[int, ...]) -> np.ndarray:
         """The bound for each multiplier of ``self.lam``: the least over the supports."""
@@ -154,6 +161,7 @@ class RegionBound:
         forced = tuple(i for i in range(M) if n[i] > 0)
         optional = tuple(range(j + 1, M))
         best = np.full(len(self.lam), math.inf)
+        self._binding = [(None, None)] * len(self.lam)  # per multiplier: the support of the least value
         for r in range(len(optional) + 1):
             for extra in itertools.combinations(optional, r):
                 U = forced + extra
@@ -164,7 +172,7 @@ class RegionBound:
                 if room < 0:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
-                covers = self._cover_conds.get(U) if self.cover else None
+                covers = self._covers(U) if self.cover and U in self.bounder.covers else None
                 vals = np.full(len(self.lam), -math.inf)
                 for c in (covers or []) + self._rule(U, lo):  # the covers are usually the strongest
                     vals = np.maximum(vals, self._support(c, lo, room, free))
@@ -173,6 +181,8 @@ class RegionBound:
                 if covers is None and j >= 0 and np.any(vals < best) and self._wants_cover(U, float(vals.max())):
                     for c in self._covers(U):
                         vals = np.maximum(vals, self._support(c, lo, room, free))
+                for i in np.nonzero(vals < best)[0]:
+                    self._binding[i] = (U, lo)
                 best = np.minimum(best, vals)
         finite = np.isfinite(best)  # conservative against round-off, as LB(n)
         return np.where(finite, best - 1e-9 * np.abs(np.where(finite, best, 0.0)) - 1e-9, best)
@@ -182,13 +192,17 @@ class RegionBound:
         U = [m for m in range(self.M) if n[m] > 0]
         if not U:
             return True
-        return self.meets(n, self._used(U, np.asarray(n)))
+        if not self.meets(n, self._used(U, np.asarray(n))):
+            return False
+        if self.cover and self._grow(tuple(U), np.asarray(n)):  # a tangent at this vector's direction
+            return self.meets(n, self._used(U, np.asarray(n)))
+        return True
 
     def _used(self, U, lo: np.ndarray) -> list[Condition]:
         """The conditions used on support ``U`` at counts ``lo``: those without a dominant model,
         those whose dominant model is the one with the largest ``lo_m A_m E X_m``, and the support's
         cover conditions once built (any subset is valid)."""
-        covers = self._cover_conds.get(tuple(U), []) if self.cover else []
+        covers = self._covers(U) if self.cover and tuple(U) in self.bounder.covers else []
         return self._rule(U, lo) + covers
 
     def _rule(self, U, lo: np.ndarray) -> list[Condition]:
@@ -207,26 +221,36 @@ class RegionBound:
                 and not any(self.bounder.noise[m].is_constant for m in U))  # constant factors: nothing to diversify
 
     def _covers(self, U) -> list[Condition]:
-        """The cover conditions of support ``U`` at this data effect (Lemma 12). The cover is built
-        once per support at data effect 1 and shared by every group: ``alpha . C >= R_1 / g``."""
+        """The cover conditions of support ``U`` at this data effect (Lemma 12). The covers are built
+        at data effect 1 and shared by every group (``bounder.covers``): ``alpha . C >= R_1 / g``."""
         U = tuple(U)
-        out = self._cover_conds.get(U)
-        if out is not None:
-            return out
         b = self.bounder
         made = b.covers.get(U)
         if made is None:
-            cov = Cover(b, U, self.deadline)
-            made = []
-            for alpha in tangents(b, U):
-                w = np.zeros(self.M)
-                w[list(U)] = alpha
-                made.append((w, cov.bound(alpha)))
-            b.stats["cover_brackets"] = b.stats.get("cover_brackets", 0) + cov.brackets
-            b.covers[U] = made
-        out = [linear_condition(b, self.K, w, R1 / self.g * (1 - 1e-9) - self.tol) for w, R1 in made]
-        self._cover_conds[U] = out
+            made = b.covers[U] = SupportCovers(b, U, self.deadline)
+        out = self._cover_conds.setdefault(U, [])
+        for w, R1 in made.made[len(out):]:  # the tangents added since (by any group)
+            out.append(linear_condition(b, self.K, w, R1 / self.g * (1 - 1e-9) - self.tol))
         return out
+
+    def _grow(self, U: tuple[int, ...], counts: np.ndarray) -> bool:
+        """Add the tangent at the direction of ``counts`` to the covers of ``U`` (True when added):
+        only for a support whose covers exist, at most ``MAX_TANGENTS`` per support, away from its
+        other tangents, and one per ``TANGENT_EVERY`` count vectors popped (deterministic)."""
+        b = self.bounder
+        made = b.covers.get(U)
+        if made is None or len(made.made) >= MAX_TANGENTS:
+            return False
+        extra = sum(len(c.made) - c.first for c in b.covers.values())
+        if (extra + 1) * TANGENT_EVERY > b.stats.get("count_vectors", 0):
+            return False
+        v = made.direction(counts)
+        if made.near(v, TANGENT_GAP):
+            return False
+        made.add(v)
+        b.stats["cover_tangents"] = b.stats.get("cover_tangents", 0) + 1
+        self._covers(U)
+        return True
 
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some

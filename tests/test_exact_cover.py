@@ -11,7 +11,8 @@ import pytest
 from test_exact import Oracle, _audit, small
 
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_cover import Cover, Rounded, entry_laws, lifted, tangents
+from deplbench.formulations.exact_cover import Cover, entry_laws, tangents
+from deplbench.formulations.exact_lifted import Rounded, lifted
 from deplbench.instances.distributions import noise_dist
 from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
