@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from test_exact import Oracle, _audit, small
 
+from deplbench.formulations import exact_region
 from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_cover import Cover, entry_laws, tangents
+from deplbench.formulations.exact_cover import Cover, SupportCovers, entry_laws, tangents
 from deplbench.formulations.exact_lifted import Rounded, lifted
 from deplbench.instances.distributions import noise_dist
 from deplbench.instances.loss import LossTerms
@@ -49,11 +50,14 @@ def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
     inst = _instance(seed, max(3, len(U)))
     b = Bounder(inst, {}, True)
     g = data_effect(inst, inst.dataset_ids).g
-    cov = Cover(b, U)
+    covers = SupportCovers(b, U)
     entries = tuple(entry_laws(b, U))
     rng = np.random.default_rng(seed)
-    for alpha in tangents(b, U):
-        R = cov.bound(alpha)
+    for _ in range(2):  # tangents at other directions, as the search adds them
+        covers.add(rng.dirichlet(np.full(len(U), 0.7)))
+    assert len(covers.made) == covers.first + 2 and b.stats["cover_brackets"] > 0
+    for w, R in covers.made:
+        alpha = w[list(U)]
         assert R > 0  # not vacuous
         for _ in range(25):  # points of the face alpha . C = R: the claim's hardest case
             v = rng.dirichlet(np.full(len(U), 0.5))
@@ -73,11 +77,31 @@ def test_cover_is_tighter_than_its_cells_start():
     assert coarse.bound(alpha) > first * 1.005
 
 
-def test_exact_with_covers_matches_enumeration(monkeypatch):
-    used = 0
+def test_a_tangent_at_a_direction_raises_the_scale_there():
+    """A tangent added at ``v`` certifies a larger scale along ``v`` than the support's first ones
+    (the feasible set is far from round: one heavy model keeps little diversification)."""
+    inst = _instance(2, 4)
+    b = Bounder(inst, {}, True)
+    U = (0, 1, 2, 3)
+    covers = SupportCovers(b, U)
+    for heavy in (1, 3):
+        v = np.where(np.arange(4) == heavy, 0.85, 0.05)
+        before = max(R / float(w[list(U)] @ v) for w, R in covers.made)
+        assert not covers.near(v, 0.2)
+        covers.add(v)
+        w, R = covers.made[-1]
+        assert R / float(w[list(U)] @ v) > 1.03 * before  # measured: 1.06-1.07
+        assert covers.near(v, 0.01)
+
+
+@pytest.mark.parametrize("grow", [False, True])
+def test_exact_with_covers_matches_enumeration(monkeypatch, grow):
+    used = tangents_added = 0
     for seed in range(2):
         inst = small(seed, "per_run")
         seen, _ = _audit(monkeypatch)
+        if grow:  # tangents at the search's directions from the first count vector on
+            monkeypatch.setattr(exact_region, "TANGENT_EVERY", 0)
         res = solve("exact", inst, {"incumbent": False, "cover": True})
         oracle = Oracle(inst)
         for g, n in seen["counts"]:
@@ -87,8 +111,10 @@ def test_exact_with_covers_matches_enumeration(monkeypatch):
         if ref is not None:
             assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9)
         used += res.extra["cover_brackets"]
+        tangents_added += res.extra["cover_tangents"]
         monkeypatch.undo()
     assert used > 0  # the covers were built
+    assert (tangents_added > 0) == grow
 
 
 @pytest.mark.parametrize("seed", range(4))
