@@ -37,6 +37,7 @@ from deplbench.instances.loss import LossTerms
 from deplbench.instances.quantile import quantile_bracket
 
 EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
+ADDED_EPS = {2: 0.02, 3: 0.04, 4: 0.06, 5: 0.08}  # the same for the tangents added during a search
 PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
 START = {2: 8, 3: 4, 4: 2, 5: 2}  # cells per axis at the start, by support size
@@ -206,17 +207,17 @@ class Cover:
                 out = min(out, self.scale_of(plain, 0.0, vc, weights=vc) * float(alpha @ vc))
         return out
 
-    def bound(self, alpha: np.ndarray) -> float:
+    def bound(self, alpha: np.ndarray, eps: float) -> float:
         """A certified ``R(alpha)`` (``alpha`` on ``U``, non-negative).
 
-        Aim at ``goal = (1 - EPS[s]) estimate``: a cell is certified when its lifted loss at scale
+        Aim at ``goal = (1 - eps) estimate``: a cell is certified when its lifted loss at scale
         ``goal / min_cell alpha . v`` lies above the target (then every ``C = t v`` of the cell with
         ``alpha . C <= goal`` is refuted), else it is split; a cell that fails at the finest level
         (or past the budget) lowers ``goal`` to its own certified value ``rho min_cell alpha . v``
         (cells certified at a higher goal stay certified). ``R`` is the final goal.
         """
         alpha = np.asarray(alpha, dtype=float)
-        goal = (1 - EPS[self.s]) * self.estimate(alpha)
+        goal = (1 - eps) * self.estimate(alpha)
         todo = [(0, idx) for idx in itertools.product(range(self.k0), repeat=self.s - 1) if sum(idx) < self.k0]
         budget = MAX_CELLS[self.s]
         while todo:
@@ -292,16 +293,17 @@ class SupportCovers:
         self.made: list[tuple[np.ndarray, float]] = []
         self.dirs: list[np.ndarray] = []
         for v in first_directions(bounder, U):
-            self.add(v)
+            self.add(v, EPS[len(U)])
         self.first = len(self.made)  # the tangents added later are counted against a budget
 
-    def add(self, v: np.ndarray) -> None:
-        """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it."""
+    def add(self, v: np.ndarray, eps: float | None = None) -> None:
+        """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it, aiming at
+        ``1 - eps`` times its estimate (default ``ADDED_EPS[s]``)."""
         before = self.cover.brackets
         alpha = tangent(self.b, self.U, v)
         w = np.zeros(self.b.M)
         w[list(self.U)] = alpha
-        self.made.append((w, self.cover.bound(alpha)))
+        self.made.append((w, self.cover.bound(alpha, ADDED_EPS[len(self.U)] if eps is None else eps)))
         self.dirs.append(np.asarray(v, dtype=float))
         self.b.stats["cover_brackets"] = self.b.stats.get("cover_brackets", 0) + self.cover.brackets - before
 

@@ -46,7 +46,7 @@ MAX_LAMBDAS = 12  # allocation multipliers tried per key (any subset is valid)
 ROOT_LAMBDAS = 64  # multipliers of the root key (evenly spaced breakpoints)
 SCREEN_LAMBDAS = 8  # multipliers used to rank the conditions at construction
 KEEP = 2  # necessary conditions kept per support size and dominant model (any subset is valid)
-MAX_TANGENTS = 6  # cover conditions per support at most (the first ones included)
+MAX_TANGENTS = 12  # cover conditions per support at most (the first ones included)
 TANGENT_GAP = 0.2  # a new tangent only this far (L1) from the support's other tangent directions
 TANGENT_EVERY = 2000  # one more tangent (over all supports) per this many count vectors popped
 
