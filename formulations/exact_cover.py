@@ -13,6 +13,8 @@ refutes every ``C = t' v`` of the cell with ``t' <= t`` (the loss quantile is no
 each ``C_m`` since ``X >= 0``). The ``E_j`` lie below the entries every such sequence makes
 (:func:`entry_laws`); the other penalties are ``>= 0``. ``R`` aims at ``1 - EPS[s]`` times an
 estimate; a cell that fails is split, one that fails at the finest level lowers ``R``.
+:class:`SupportCovers` keeps a support's conditions and adds tangents at the directions where the
+search needs them (any weights give a valid condition).
 
 The product bound and Cantelli pay for each model's noise separately; a cover uses the exact law
 of the sum, so it keeps the diversification of several models (0.90-0.98 of the true scale

@@ -80,6 +80,7 @@ class RegionBound:
         self.deadline = deadline
         self.cap = math.inf  # the incumbent's cost: supports already above it need no cover
         self._cover_conds: dict[tuple[int, ...], list[Condition]] = {}
+        self._binding: list = []  # per multiplier of the last key: (support, lo) of the least value
         self.M = alloc.n_models
         self.tol = 1e-9 * abs(bounder.l0) + 1e-12
         self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
@@ -161,7 +162,7 @@ class RegionBound:
         forced = tuple(i for i in range(M) if n[i] > 0)
         optional = tuple(range(j + 1, M))
         best = np.full(len(self.lam), math.inf)
-        self._binding = [(None, None)] * len(self.lam)  # per multiplier: the support of the least value
+        self._binding = [(None, None)] * len(self.lam)
         for r in range(len(optional) + 1):
             for extra in itertools.combinations(optional, r):
                 U = forced + extra
@@ -241,8 +242,7 @@ class RegionBound:
         made = b.covers.get(U)
         if made is None or len(made.made) >= MAX_TANGENTS:
             return False
-        extra = sum(len(c.made) - c.first for c in b.covers.values())
-        if (extra + 1) * TANGENT_EVERY > b.stats.get("count_vectors", 0):
+        if (b.stats.get("cover_tangents", 0) + 1) * TANGENT_EVERY > b.stats.get("count_vectors", 0):
             return False
         v = made.direction(counts)
         if made.near(v, TANGENT_GAP):
