@@ -296,7 +296,7 @@ class SupportCovers:
         self.dirs: list[np.ndarray] = []
         for v in first_directions(bounder, U):
             self.add(v, EPS[len(U)])
-        self.first = len(self.made)  # the tangents added later are counted against a budget
+        self.first = len(self.made)  # the first tangents (those added later: stats["cover_tangents"])
 
     def add(self, v: np.ndarray, eps: float | None = None) -> None:
         """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it, aiming at
