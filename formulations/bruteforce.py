@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
-from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences
+from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
 from deplbench.instances.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.loss import loss_terms
 from deplbench.instances.plan import Plan
@@ -75,10 +75,6 @@ class _Subset:
     clusters_sets: list[tuple[int, ...]] = field(default_factory=list)
     allocators: list[Allocator] = field(default_factory=list)
     transfer: list[float] = field(default_factory=list)
-
-
-def _models(instance, runs: Runs) -> list[str]:
-    return [instance.model_ids[m] for m, n in runs for _ in range(n)]
 
 
 class _Search:
@@ -180,7 +176,7 @@ class _Search:
         if v is not None:
             return v
         self.stats["screened"] += 1
-        terms = loss_terms(self.inst, _models(self.inst, runs), self.subsets[si].g)
+        terms = loss_terms(self.inst, run_models(self.inst, runs), self.subsets[si].g)
         sd = math.sqrt(max(terms.var, 0.0)) * (1 + 1e-6)
         margin = 1e-6 * self.scale
         v = 1
@@ -202,7 +198,7 @@ class _Search:
             return False
         sub = self.subsets[si]
         self.stats["certified"] += 1
-        terms = loss_terms(self.inst, _models(self.inst, runs), sub.g)
+        terms = loss_terms(self.inst, run_models(self.inst, runs), sub.g)
         br = certify(self.inst, Plan(sub.datasets, ()), DEFAULT_RTOL, decide=self.target, terms=terms)
         ok = br.hi <= self.target
         self.verdicts[key] = 2 if ok else 0

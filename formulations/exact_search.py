@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from deplbench.formulations.exact_bounds import Bounder, Prefix
+from deplbench.formulations.sequences import run_models
 from deplbench.instances.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.loss import loss_terms
 from deplbench.instances.plan import Plan
@@ -93,7 +94,7 @@ class SequenceSearch:
             self.memo_size += 1
 
     def models(self, runs: Runs) -> list[str]:
-        return [self.inst.model_ids[m] for m, n in runs for _ in range(n)]
+        return run_models(self.inst, runs)
 
     # ---- search ------------------------------------------------------------------------------
     def find(self, g: float, datasets: tuple[str, ...], counts: tuple[int, ...]) -> Runs | None:

@@ -12,6 +12,11 @@ import numpy as np
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...)
 
 
+def run_models(instance, runs: Runs) -> list[str]:
+    """The model id of every epoch of the run-length encoded sequence ``runs``."""
+    return [instance.model_ids[m] for m, n in runs for _ in range(n)]
+
+
 class Refused(Exception):
     """The instance has more sequences than the stated limit."""
 
