@@ -54,7 +54,7 @@ MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: me
 MAX_CLUSTERS_WITH_TRANSFER = 8
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
-             "pruned_region", "cover_brackets", "cover_tangents")
+             "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes")
 
 
 class Refused(Exception):
@@ -305,6 +305,7 @@ OUTPUTS = {
     "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
     "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
     "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
+    "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "

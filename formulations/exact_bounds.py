@@ -242,6 +242,9 @@ class Bounder:
         """The position-aware bounds (docs/exact.md, Lemmas 9 and 11) prove every completion infeasible."""
         if self.shape is None or not any(p.r):
             return False
+        if self.per_run and self._placed_cover(g, p):
+            self.stats["cover_prefixes"] = self.stats.get("cover_prefixes", 0) + 1
+            return True
         if self._placed_cantelli(g, p) > self.target + self.margin:
             self.stats["cantelli"] += 1
             return True
@@ -249,6 +252,15 @@ class Bounder:
             self.stats["product"] += 1
             return True
         return False
+
+    def _placed_cover(self, g: float, p: Prefix) -> bool:
+        """Some cover condition ``w . C >= R / g`` of the completions' support (Lemma 12) fails for
+        every completion: ``w . C`` is at most its value with the remaining epochs placed by Lemma 8."""
+        made = self.covers.get(tuple(m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0))
+        if made is None:
+            return False
+        tol = 1e-9 * abs(self.l0) + 1e-12
+        return any(self._placed_sum(p, w) * (1 + 1e-12) < R1 / g * (1 - 1e-9) - tol for w, R1 in made.made)
 
     def _penalty_laws(self, p: Prefix) -> list[Dist]:
         """The laws of the switches ``p`` made and of the entries every completion makes."""

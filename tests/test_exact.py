@@ -83,7 +83,7 @@ def _audit(monkeypatch):
         before = dict(self.stats)
         out = orig_prefix(self, g, p, bracket)
         if out:
-            for key in ("pruned_dominance", "product", "brackets"):
+            for key in ("pruned_dominance", "cover_prefixes", "product", "brackets"):
                 if self.stats[key] > before[key]:
                     rules.add(key)
                     break

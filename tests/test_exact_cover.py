@@ -97,13 +97,16 @@ def test_a_tangent_at_a_direction_raises_the_scale_there():
 @pytest.mark.parametrize("grow", [False, True])
 def test_exact_with_covers_matches_enumeration(monkeypatch, grow):
     used = tangents_added = 0
+    fired: set[str] = set()
     for seed in range(2):
         inst = small(seed, "per_run")
-        seen, _ = _audit(monkeypatch)
+        seen, rules = _audit(monkeypatch)
         if grow:  # tangents at the search's directions from the first count vector on
             monkeypatch.setattr(exact_region, "TANGENT_EVERY", 0)
         res = solve("exact", inst, {"incumbent": False, "cover": True})
         oracle = Oracle(inst)
+        for g, prefix, counts in seen["prefix"]:
+            assert all(oracle.hi(g, s) > inst.loss.target for s in oracle.sequences(prefix, counts)), prefix
         for g, n in seen["counts"]:
             assert all(oracle.hi(g, s) > inst.loss.target for s in oracle.sequences((), n)), n
         ref = oracle.optimum()
@@ -112,7 +115,9 @@ def test_exact_with_covers_matches_enumeration(monkeypatch, grow):
             assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9)
         used += res.extra["cover_brackets"]
         tangents_added += res.extra["cover_tangents"]
+        fired |= rules
         monkeypatch.undo()
+    assert "cover_prefixes" in fired  # covers refute sequence prefixes too (audited above)
     assert used > 0  # the covers were built
     assert (tangents_added > 0) == grow
 
