@@ -81,7 +81,7 @@ class Bounder:
         self.store = LabelStore(self.M, len(instance.switches) + 1 + ENTRY_COLUMNS) if self.per_run else None
         self._law_col: dict[int, int] = {}  # entry law (by id) -> its label-store column
         self._qcache: dict[tuple[int, int], float] = {}
-        self.covers: dict[tuple[int, ...], list] = {}  # support -> (weights, R at data effect 1) of its covers
+        self.covers: dict[tuple[int, ...], object] = {}  # support -> its exact_cover.SupportCovers (at g = 1)
         self.rounded: dict[int, object] = {}  # model -> its noise law's grid table (exact_lifted.Rounded)
         k = np.arange(1, K + 2, dtype=float)
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
@@ -239,7 +239,7 @@ class Bounder:
         return False
 
     def placed_refuted(self, g: float, p: Prefix) -> bool:
-        """The position-aware bounds (docs/exact.md, Lemmas 9 and 11) prove every completion infeasible."""
+        """The position-aware bounds (docs/exact.md, Lemmas 9, 11 and 12) prove every completion infeasible."""
         if self.shape is None or not any(p.r):
             return False
         if self.per_run and self._placed_cover(g, p):
