@@ -259,8 +259,7 @@ class Bounder:
         made = self.covers.get(tuple(m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0))
         if made is None:
             return False
-        tol = 1e-9 * abs(self.l0) + 1e-12
-        return any(self._placed_sum(p, w) * (1 + 1e-12) < R1 / g * (1 - 1e-9) - tol for w, R1 in made.made)
+        return any(self._placed_sum(p, w) * (1 + 1e-12) < need for w, need in made.needs(g))
 
     def _penalty_laws(self, p: Prefix) -> list[Dist]:
         """The laws of the switches ``p`` made and of the entries every completion makes."""

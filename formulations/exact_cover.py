@@ -309,6 +309,12 @@ class SupportCovers:
         self.dirs.append(np.asarray(v, dtype=float))
         self.b.stats["cover_brackets"] = self.b.stats.get("cover_brackets", 0) + self.cover.brackets - before
 
+    def needs(self, g: float, start: int = 0) -> list[tuple[np.ndarray, float]]:
+        """``(w, need)`` of the conditions from ``start`` on at data effect ``g``: ``w . C >= need``,
+        ``need`` being ``R / g`` lowered by a round-off margin (relative ``1e-9``, as ``LB(n)``)."""
+        tol = 1e-9 * abs(self.b.l0) + 1e-12
+        return [(w, R1 / g * (1 - 1e-9) - tol) for w, R1 in self.made[start:]]
+
     def near(self, v: np.ndarray, gap: float) -> bool:
         """Some tangent of the support was taken within L1 distance ``gap`` of ``v``."""
         return any(float(np.abs(v - d).sum()) < gap for d in self.dirs)

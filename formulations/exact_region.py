@@ -173,7 +173,7 @@ class RegionBound:
                 if room < 0:
                     continue
                 free = [m for m in U if m >= max(j, 0)]
-                covers = self._covers(U) if self.cover and U in self.bounder.covers else None
+                covers = self._built(U)
                 vals = np.full(len(self.lam), -math.inf)
                 for c in (covers or []) + self._rule(U, lo):  # the covers are usually the strongest
                     vals = np.maximum(vals, self._support(c, lo, room, free))
@@ -203,8 +203,7 @@ class RegionBound:
         """The conditions used on support ``U`` at counts ``lo``: those without a dominant model,
         those whose dominant model is the one with the largest ``lo_m A_m E X_m``, and the support's
         cover conditions once built (any subset is valid)."""
-        covers = self._covers(U) if self.cover and tuple(U) in self.bounder.covers else []
-        return self._rule(U, lo) + covers
+        return self._rule(U, lo) + (self._built(U) or [])
 
     def _rule(self, U, lo: np.ndarray) -> list[Condition]:
         """Rule R's conditions on ``U``: those without a dominant model and those whose dominant
@@ -230,9 +229,13 @@ class RegionBound:
         if made is None:
             made = b.covers[U] = SupportCovers(b, U, self.deadline)
         out = self._cover_conds.setdefault(U, [])
-        for w, R1 in made.made[len(out):]:  # the tangents added since (by any group)
-            out.append(linear_condition(b, self.K, w, R1 / self.g * (1 - 1e-9) - self.tol))
+        for w, need in made.needs(self.g, len(out)):  # the tangents added since (by any group)
+            out.append(linear_condition(b, self.K, w, need))
         return out
+
+    def _built(self, U) -> list[Condition] | None:
+        """The cover conditions of ``U`` when its covers exist (built by any group), else None."""
+        return self._covers(U) if self.cover and tuple(U) in self.bounder.covers else None
 
     def _grow(self, U: tuple[int, ...], counts: np.ndarray) -> bool:
         """Add the tangent at the direction of ``counts`` to the covers of ``U`` (True when added):
