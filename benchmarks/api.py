@@ -53,9 +53,9 @@ def run_config(config: str | Path, out: str | Path | None = None, *, workers: in
     report : bool
         Write the report of the folder afterwards.
     """
-    from deplbench.benchmarks.config import load_config
-    from deplbench.benchmarks.runner import run_grid
-    from deplbench.benchmarks.store import Store
+    from deplbench.benchmarks.harness.config import load_config
+    from deplbench.benchmarks.harness.runner import run_grid
+    from deplbench.benchmarks.harness.store import Store
 
     if scheduler and cluster:
         raise InputError("give either --scheduler or --cluster, not both", "--scheduler")
@@ -67,7 +67,7 @@ def run_config(config: str | Path, out: str | Path | None = None, *, workers: in
         failed = sum(1 for s in store.done().values() if s != "ok")
     html = None
     if report:
-        from deplbench.benchmarks.report import build_report
+        from deplbench.benchmarks.report.write import build_report
 
         html = build_report(folder)
     return RunOutcome(cfg.name, folder, summary.total, summary.skipped, dict(summary.counts), failed, html)
@@ -78,8 +78,8 @@ def read_results(folder: str | Path) -> pd.DataFrame:
 
     Derived report columns (``method``, ``solved``, ``ttime``, ...) are added too.
     """
-    from deplbench.benchmarks.frame import prepare
-    from deplbench.benchmarks.store import Store
+    from deplbench.benchmarks.harness.frame import prepare
+    from deplbench.benchmarks.harness.store import Store
 
     with Store(folder, read_only=True) as st:
         return prepare(st.runs())

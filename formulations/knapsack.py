@@ -28,7 +28,7 @@ V - 1/2, hence >= V (integers), and sum w_i x_i <= (W + 1/2)(1 + 1e-9), hence <=
 the sum is an integer and (W + 1/2) 1e-9 < 1/2 for W < 5e8.
 
 Floating point cannot flip the answer: every quantity the evaluator computes
-(:mod:`deplbench.instances.semantics`, :mod:`deplbench.instances.loss`) is an integer or a
+(:mod:`deplbench.instances.semantics`, :mod:`deplbench.instances.evaluator.loss`) is an integer or a
 half-integer below 2^53 (w_i * 1.0 / (1 * 1.0), v_i / 1.0 ** 0.0 = v_i, partial sums of
 at most max_epochs such terms; :func:`check_knapsack` requires
 max_epochs * max(v, w) and V to stay below 2^50), so all of them are exact; the constant

@@ -1,7 +1,7 @@
 """Enumeration of every model sequence the switch graph allows (used for SAA MIP starts).
 
 The ``exact`` search never materialises sequences (it generates them lazily, see
-``formulations/exact_search.py``); this plain enumeration only seeds the SAA MILPs with a
+``formulations/exact/search.py``); this plain enumeration only seeds the SAA MILPs with a
 starting plan on instances small enough to enumerate.
 """
 

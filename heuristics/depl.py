@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.errors import InputError
-from deplbench.heuristics.stage1_datasets import ranked_datasets
-from deplbench.heuristics.stage2_models import (
+from deplbench.heuristics.allocation import allocate
+from deplbench.heuristics.datasets.selection import ranked_datasets
+from deplbench.heuristics.models.perrun import frontier_surrogate
+from deplbench.heuristics.models.selection import (
     ExpandedGraph,
     Surrogate,
     cgf_surrogate,
@@ -34,9 +36,7 @@ from deplbench.heuristics.stage2_models import (
     mean_surrogate,
     quantile_surrogate,
 )
-from deplbench.heuristics.stage2_perrun import frontier_surrogate
-from deplbench.heuristics.stage3_allocation import allocate
-from deplbench.instances.evaluate import certify, plan_costs
+from deplbench.instances.evaluator.evaluate import certify, plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, options, within_budget
 from deplbench.params import Param
@@ -254,7 +254,7 @@ def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: flo
     """The Fig. 3 loop shared by ``depl``, ``depl-plus`` and ``best-exp`` (they differ in the loss surrogate).
 
     ``datasets``: ``stage1`` (the paper: stage 1's ranking, first certified choice) or
-    ``search`` (:mod:`deplbench.heuristics.dataset_search`: choices judged by the cost of the
+    ``search`` (:mod:`deplbench.heuristics.datasets.search`: choices judged by the cost of the
     plan stages 2 and 3 find for them).
     """
     if eta < 1 or not eps > 0:
@@ -266,7 +266,7 @@ def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: flo
         return SolveResult(Status.INFEASIBLE, message=proof)
     s = _Search(instance, int(eta), float(eps), time.perf_counter() + time_limit)
     if datasets == "search":
-        from deplbench.heuristics.dataset_search import search_datasets
+        from deplbench.heuristics.datasets.search import search_datasets
 
         found = search_datasets(s, method, solve_datasets)
     else:

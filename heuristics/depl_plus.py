@@ -2,7 +2,7 @@
 
 Identical to ``depl`` (same stages, loop, bisection and certification) except in
 ``per_run`` mode, where stage 2 uses
-:func:`deplbench.heuristics.stage2_perrun.frontier_surrogate` instead of the paper's
+:func:`deplbench.heuristics.models.perrun.frontier_surrogate` instead of the paper's
 CGF surrogates: exact single-model quantiles plus a first-switch bonus that makes the
 additive loss resource exact on the quantile frontier of two-model plans. This goes
 beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's method.
@@ -27,7 +27,7 @@ def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, datasets: st
     """``depl`` with the frontier surrogate in ``per_run`` mode; deterministic.
 
     ``datasets``: ``stage1`` (the paper's dataset choice) or ``search`` (choices judged by the
-    cost of the plan stages 2 and 3 find, :mod:`deplbench.heuristics.dataset_search`).
+    cost of the plan stages 2 and 3 find, :mod:`deplbench.heuristics.datasets.search`).
     """
     return run_pipeline(instance, method="depl-plus", eta=eta, eps=eps, time_limit=time_limit,
                         datasets=datasets)

@@ -1,20 +1,36 @@
-"""The problem definition: instances, plans, the evaluator, scenarios and the instance families."""
+"""The problem definition: instances, plans, files, semantics, scenarios, laws, the evaluator and families.
 
-from deplbench.instances.evaluate import Evaluation, certify, evaluate
-from deplbench.instances.io import load_any, load_instance, load_plan, save_instance, save_plan
-from deplbench.instances.plan import Plan, Segment
-from deplbench.instances.scenarios import (
-    ScenarioCheck,
-    Scenarios,
-    allowed_violations,
-    evaluate_on_scenarios,
-    sample_scenarios,
-    scenario_losses,
-)
-from deplbench.instances.schema import Instance
+Flat modules: ``schema`` (the frozen :class:`Instance`), ``plan`` (:class:`Plan`), ``io`` (files),
+``semantics`` (time, cost, data effect: MODEL.md sections 2-3), ``scenarios`` (SAA sampling).
+Subpackages: ``laws`` (distributions), ``evaluator`` (the judge), ``families``, ``calibration``.
 
-__all__ = [
-    "Evaluation", "Instance", "Plan", "ScenarioCheck", "Scenarios", "Segment", "allowed_violations",
-    "certify", "evaluate", "evaluate_on_scenarios", "load_any", "load_instance", "load_plan",
-    "sample_scenarios", "save_instance", "save_plan", "scenario_losses",
-]
+May import: the core (``errors``, ``files``, ``params``, ``results``, ``registry`` for registration).
+Imported by: every other part. Names below are imported on first use (PEP 562).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_API: dict[str, str] = {
+    **dict.fromkeys(("Evaluation", "certify", "evaluate"), "deplbench.instances.evaluator.evaluate"),
+    **dict.fromkeys(("load_any", "load_instance", "load_plan", "save_instance", "save_plan"),
+                    "deplbench.instances.io"),
+    **dict.fromkeys(("Plan", "Segment"), "deplbench.instances.plan"),
+    **dict.fromkeys(("ScenarioCheck", "Scenarios", "allowed_violations", "evaluate_on_scenarios",
+                     "sample_scenarios", "scenario_losses"), "deplbench.instances.scenarios"),
+    "Instance": "deplbench.instances.schema",
+}
+
+
+def __getattr__(name: str):
+    """Import a public name from its module on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deplbench.instances' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = sorted(_API)

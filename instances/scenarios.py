@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.instances.distributions import model_noise, penalty_dist
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, progress
 

@@ -140,7 +140,7 @@ class Penalty(_Strict):
             if not self.low <= self.value <= self.high:
                 raise ValueError(f"value ({self.value}) must lie in [low, high]")
         else:
-            from deplbench.instances.distributions import penalty_base_mass
+            from deplbench.instances.laws.distributions import penalty_base_mass
 
             if not penalty_base_mass(self) >= 1e-12:
                 raise ValueError("less than 1e-12 of the penalty's probability lies inside [low, high]")

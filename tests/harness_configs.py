@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MODULE = "deplbench.benchmarks.harness_testing"
+MODULE = "deplbench.benchmarks.harness.testing"
 
 
 def solver(name: str, **params) -> str:

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from deplbench.formulations.allocation import Allocator, cost_grid
-from deplbench.instances.evaluate import certify, evaluate
+from deplbench.instances.evaluator.evaluate import certify, evaluate
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.families.paper import load_paper
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import load_paper
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import (
     data_effect,

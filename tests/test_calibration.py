@@ -29,7 +29,7 @@ from deplbench.instances.calibration.pipeline import (
     read_curves,
     variance_components,
 )
-from deplbench.instances.distributions import noise_dist
+from deplbench.instances.laws.noise import noise_dist
 
 # model: (A, B, p, family, mean, var, density)
 TRUE = {"fast": (2.0, 0.0, 0.5, "invgamma", 1.0, 0.031, 0.5),

@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deplbench.instances import lattice
-from deplbench.instances.distributions import noise_dist
-from deplbench.instances.evaluate import certify, quantile_verdict
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import load_paper
-from deplbench.instances.plain_quantile import plain_bracket
-from deplbench.instances.quantile import _bracket
-from deplbench.instances.random_family import random_instance
+from deplbench.instances.evaluator import lattice
+from deplbench.instances.evaluator.evaluate import certify, quantile_verdict
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.plain_quantile import plain_bracket
+from deplbench.instances.evaluator.quantile import _bracket
+from deplbench.instances.families.paper import load_paper
+from deplbench.instances.families.random import random_instance
+from deplbench.instances.laws.noise import noise_dist
 from deplbench.instances.semantics import data_effect
 
 
@@ -128,7 +128,7 @@ def test_fast_decision_agrees_with_the_full_bracket(source):
 def test_laws_at_the_caps_give_finite_brackets(family, mean, var):
     """Laws far below or above the lattice's resolution (variances at the caps, gamma of shape < 1)
     are bracketed by the construction itself: finite, and containing the Monte-Carlo quantile."""
-    from deplbench.instances.loss import LossTerms
+    from deplbench.instances.evaluator.loss import LossTerms
 
     d = noise_dist(family, mean, var)
     n = 20_000

@@ -1,4 +1,4 @@
-"""The histogram (Kolmogorov) bracket of instances/smooth.py: its per-term bound, its pieces, its brackets.
+"""The histogram (Kolmogorov) bracket of instances/evaluator/smooth.py: its per-term bound, its pieces, its brackets.
 
 Checks each ingredient of the proof in docs/evaluator.md against a dense evaluation: the
 laws' densities and peaks, the per-term L1 bound of a histogram against the true CDF, the
@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from deplbench.instances import lattice, smooth
-from deplbench.instances.distributions import noise_dist, penalty_dist
-from deplbench.instances.evaluate import certify
-from deplbench.instances.loss import LossTerms, loss_terms
-from deplbench.instances.paper import load_paper
-from deplbench.instances.quantile import _bracket
-from deplbench.instances.random_family import random_instance
+from deplbench.instances.evaluator import lattice, smooth
+from deplbench.instances.evaluator.evaluate import certify
+from deplbench.instances.evaluator.loss import LossTerms, loss_terms
+from deplbench.instances.evaluator.quantile import _bracket
+from deplbench.instances.families.paper import load_paper
+from deplbench.instances.families.random import random_instance
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import noise_dist
 from deplbench.instances.schema import Penalty
 from deplbench.instances.semantics import data_effect
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from deplbench.cli import main
+from deplbench.instances.families.paper import canonical_names, load_paper, paper_instance
 from deplbench.instances.io import load_instance, save_instance, save_plan
-from deplbench.instances.paper import canonical_names, load_paper, paper_instance
 
 from builders import MODEL_EXAMPLE_PLAN
 

@@ -14,7 +14,7 @@ import itertools
 
 import pytest
 
-from deplbench.instances.evaluate import evaluate
+from deplbench.instances.evaluator.evaluate import evaluate
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
 from deplbench.registry import get_solver, solve, solver_names

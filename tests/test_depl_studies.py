@@ -7,7 +7,7 @@ import math
 import pytest
 
 from deplbench.errors import InputError
-from deplbench.instances.paper import load_paper
+from deplbench.instances.families.paper import load_paper
 from deplbench.registry import generate, solve
 
 MULTI = {"datasets": 3, "models": 2, "epochs": 15, "transfer": 20.0, "density": 0.0}

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import deplbench as db
-from deplbench.instances.evaluate import DEFAULT_RTOL
+from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL
 
 DATA = Path(__file__).parent / "data"
 KEYS = ("eta", "eps", "scenarios")

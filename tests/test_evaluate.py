@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from deplbench.instances.evaluate import certify, evaluate
+from deplbench.instances.evaluator.evaluate import certify, evaluate
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.families.paper import load_paper
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import load_paper
 from deplbench.instances.plan import Plan, Segment
 from deplbench.instances.semantics import data_effect
 

@@ -8,16 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from deplbench.formulations import exact as exact_mod
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.exact_bounds import Bounder, min_law
-from deplbench.formulations.exact_search import SequenceSearch
-from deplbench.instances.distributions import penalty_dist
-from deplbench.instances.evaluate import certify
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import load_paper
+from deplbench.formulations.exact import exact as exact_mod
+from deplbench.formulations.exact.bounds import Bounder, min_law
+from deplbench.formulations.exact.search import SequenceSearch
+from deplbench.instances.evaluator.evaluate import certify
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.quantile import quantile_bracket
+from deplbench.instances.families.paper import load_paper
+from deplbench.instances.laws.distributions import penalty_dist
 from deplbench.instances.plan import Plan
-from deplbench.instances.quantile import quantile_bracket
 from deplbench.instances.semantics import data_effect, options
 from deplbench.registry import generate, solve
 from deplbench.results import Status
@@ -168,7 +168,7 @@ def test_relaxations_bound_every_completion(mode):
 
 
 def _prefix(b: Bounder, prefix: tuple[int, ...], n: tuple[int, ...]):
-    from deplbench.formulations.exact_bounds import Prefix
+    from deplbench.formulations.exact.bounds import Prefix
 
     r = list(n)
     s = [0.0] * b.M
@@ -258,8 +258,8 @@ def test_incumbent_budget_never_exceeds_the_time_left(monkeypatch):
 @pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
 def test_block_scan_plans_are_certified_and_never_below_the_optimum(mode):
     """The block-scan incumbent: its plans are certified by the evaluator and cost at least the optimum."""
-    from deplbench.formulations.exact_incumbent import BlockScan
-    from deplbench.instances.evaluate import evaluate
+    from deplbench.formulations.exact.incumbent import BlockScan
+    from deplbench.instances.evaluator.evaluate import evaluate
 
     found = 0
     for seed in range(3):

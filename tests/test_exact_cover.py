@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from test_exact import Oracle, _audit, small
 
-from deplbench.formulations import exact_region
-from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_cover import EPS, Cover, SupportCovers, entry_laws, tangents
-from deplbench.formulations.exact_lifted import Rounded, lifted
-from deplbench.instances.distributions import noise_dist
-from deplbench.instances.loss import LossTerms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.formulations.exact import region as exact_region
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.cover import EPS, Cover, SupportCovers, entry_laws, tangents
+from deplbench.formulations.exact.lifted import Rounded, lifted
+from deplbench.instances.evaluator.loss import LossTerms
+from deplbench.instances.evaluator.quantile import quantile_bracket
+from deplbench.instances.laws.noise import noise_dist
 from deplbench.instances.semantics import data_effect
 from deplbench.registry import generate, solve
 from deplbench.results import Status

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from test_exact import Oracle
 
-from deplbench.formulations import exact as exact_mod
-from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_conditions import conditions
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.formulations.exact import exact as exact_mod
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.conditions import conditions
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.registry import generate, solve
 from deplbench.results import Status
 
@@ -137,7 +137,7 @@ def test_region_keys_keep_the_optimum(mode):
 
 def test_walkable_supports_match_enumerated_sequences():
     """A support is walkable iff some switch sequence (consecutive models allowed) uses exactly it."""
-    from deplbench.formulations.exact_conditions import walkable
+    from deplbench.formulations.exact.conditions import walkable
 
     rng = np.random.default_rng(3)
     for _ in range(20):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from harness_configs import config, solver
 
-from deplbench.benchmarks.config import load_config, shipped_configs
+from deplbench.benchmarks.harness.config import load_config, shipped_configs
 from deplbench.cli import main
 from deplbench.errors import InputError
 
@@ -94,7 +94,7 @@ def test_every_shipped_config_expands():
 
 
 def test_folder_named_like_a_shipped_config_does_not_hide_it(tmp_path, monkeypatch):
-    from deplbench.benchmarks.config import resolve
+    from deplbench.benchmarks.harness.config import resolve
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "smoke").mkdir()  # e.g. an earlier `--out smoke`

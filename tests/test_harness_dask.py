@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from harness_configs import config, solver
 
-from deplbench.benchmarks.config import load_config
-from deplbench.benchmarks.runner import run_grid
-from deplbench.benchmarks.store import Store
+from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.runner import run_grid
+from deplbench.benchmarks.harness.store import Store
 
 
 def test_local_cluster_runs_a_grid(tmp_path):

@@ -13,7 +13,7 @@ import time
 import duckdb
 from harness_configs import config, solver
 
-from deplbench.benchmarks.config import load_config
+from deplbench.benchmarks.harness.config import load_config
 
 N = 12
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from harness_configs import config, solver
 
-from deplbench.benchmarks.config import load_config
-from deplbench.benchmarks.rows import clopper_pearson_upper
-from deplbench.benchmarks.runner import run_grid
-from deplbench.benchmarks.store import Store
+from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.rows import clopper_pearson_upper
+from deplbench.benchmarks.harness.runner import run_grid
+from deplbench.benchmarks.harness.store import Store
 from deplbench.cli import main
 
 

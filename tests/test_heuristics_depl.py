@@ -7,8 +7,8 @@ import json
 import pytest
 
 from deplbench.cli import main
-from deplbench.instances.evaluate import evaluate
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.instances.evaluator.evaluate import evaluate
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
 from deplbench.results import Status
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
-from deplbench.heuristics.stage2_models import ExpandedGraph, mean_surrogate
-from deplbench.heuristics.stage2_perrun import frontier_surrogate
-from deplbench.heuristics.stage3_allocation import cost_grid, mckp_fptas, polish
-from deplbench.instances.evaluate import certify, evaluate
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.heuristics.allocation import cost_grid, mckp_fptas, polish
+from deplbench.heuristics.models.perrun import frontier_surrogate
+from deplbench.heuristics.models.selection import ExpandedGraph, mean_surrogate
+from deplbench.instances.evaluator.evaluate import certify, evaluate
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.instances.plan import Plan
 from deplbench.registry import solve
 from deplbench.results import Status

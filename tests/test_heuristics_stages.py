@@ -8,8 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from deplbench.heuristics.stage1_datasets import objective, ranked_datasets, submodularity_report
-from deplbench.heuristics.stage2_models import (
+from deplbench.heuristics.allocation import allocate, mckp_fptas
+from deplbench.heuristics.datasets.selection import objective, ranked_datasets, submodularity_report
+from deplbench.heuristics.datasets.submodular import brute_force_minimum
+from deplbench.heuristics.models.selection import (
     ExpandedGraph,
     cgf_surrogate,
     chernoff_arguments,
@@ -17,10 +19,9 @@ from deplbench.heuristics.stage2_models import (
     noise_log_laplace,
     penalty_log_mgf,
 )
-from deplbench.heuristics.stage3_allocation import allocate, mckp_fptas
-from deplbench.heuristics.submodular import brute_force_minimum
-from deplbench.instances.distributions import model_noise, penalty_dist
-from deplbench.instances.paper import load_paper
+from deplbench.instances.families.paper import load_paper
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.semantics import options, transfer_cost
 from deplbench.registry import generate
 
@@ -108,7 +109,7 @@ def test_candidates_are_plateau_tops():
 
 
 def test_mean_surrogate_is_the_expected_loss():
-    from deplbench.instances.loss import loss_terms
+    from deplbench.instances.evaluator.loss import loss_terms
 
     inst = load_paper("paper-alexnet-per_run-t9")
     sur = mean_surrogate(inst, 1.0)

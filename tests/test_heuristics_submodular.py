@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from deplbench.heuristics.submodular import (
+from deplbench.heuristics.datasets.submodular import (
     brute_force_minimum,
     minimise,
     ranked_minimisers,

@@ -20,7 +20,7 @@ from deplbench.formulations.knapsack import (
     reduce_knapsack,
     solve_knapsack,
 )
-from deplbench.instances.evaluate import evaluate
+from deplbench.instances.evaluator.evaluate import evaluate
 from deplbench.instances.io import load_instance
 from deplbench.registry import generate, solve, solver_names
 from deplbench.results import Status

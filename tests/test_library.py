@@ -9,8 +9,8 @@ import shutil
 import highspy
 import pytest
 
-from deplbench.benchmarks.library import Library, build
-from deplbench.benchmarks.library_check import check
+from deplbench.benchmarks.library.catalog import Library, build
+from deplbench.benchmarks.library.check import check
 from deplbench.cli import main
 from deplbench.instances.io import load_instance
 from deplbench.registry import solve
@@ -66,7 +66,7 @@ def test_two_builds_are_identical(lib, tmp_path):
     if not hits:
         assert again.files() == lib.files()
     for rel, digest in lib.files().items():  # and the checksums are those of the files
-        from deplbench.benchmarks.library_build import sha256
+        from deplbench.benchmarks.library.build import sha256
 
         assert sha256(lib.root / rel) == digest
 
@@ -227,7 +227,7 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
 
 
 def test_reference_is_the_first_proof_in_a_fixed_order(lib):
-    from deplbench.benchmarks.library_build import exact_methods
+    from deplbench.benchmarks.library.build import exact_methods
 
     assert exact_methods()[:2] == ["bruteforce", "exact"]  # not the fastest: timing must not choose
     for rec in lib.manifest["instances"]:
@@ -248,7 +248,7 @@ def test_exact_work_limit_is_deterministic():
 def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
     import pandas as pd
 
-    from deplbench.benchmarks.library_report import with_infeasibility
+    from deplbench.benchmarks.library.report import with_infeasibility
 
     inf = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "inf")
     opt = next(r["name"] for r in lib.manifest["instances"] if r["reference"]["kind"] == "opt")
@@ -264,8 +264,8 @@ def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
 def test_budget_scales_the_exact_limits():
     import dataclasses
 
-    from deplbench.benchmarks.library_build import entry_limits
-    from deplbench.benchmarks.library_spec import MEDIUM_BUDGET, entries
+    from deplbench.benchmarks.library.build import entry_limits
+    from deplbench.benchmarks.library.spec import MEDIUM_BUDGET, entries
     from deplbench.registry import generate
 
     medium = [e for e in entries()[0] if e.budget > 1]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deplbench.benchmarks.paper_figures import loss_paths
+from deplbench.benchmarks.report.paper_figures import loss_paths
 from deplbench.errors import InputError
-from deplbench.instances.evaluate import evaluate
+from deplbench.instances.evaluator.evaluate import evaluate
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import canonical_names, load_paper
 from deplbench.instances.plan import Plan
 from deplbench.registry import generate
 

@@ -14,9 +14,9 @@ import math
 import numpy as np
 import pytest
 
-from deplbench.formulations.saa_common import dataset_subsets
-from deplbench.formulations.saa_model import build, subset_data
-from deplbench.instances.evaluate import plan_costs
+from deplbench.formulations.saa.common import dataset_subsets
+from deplbench.formulations.saa.model import build, subset_data
+from deplbench.instances.evaluator.evaluate import plan_costs
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
@@ -221,8 +221,8 @@ def test_every_saa_feasible_plan_satisfies_every_row(formulation, mode):
     never cut off a plan that meets the SAA (every such plan, encoded, satisfies every row)."""
     from dataclasses import replace
 
-    from deplbench.formulations.saa_cuts import quantile_cut_sets
-    from deplbench.formulations.saa_start import encode
+    from deplbench.formulations.saa.cuts import quantile_cut_sets
+    from deplbench.formulations.saa.start import encode
 
     inst = small(noise_mode=mode, K=4, neg_penalty=(mode == "per_epoch"), transfer=True)
     sc = sample_scenarios(inst, 30, 1)
@@ -260,7 +260,8 @@ def test_flow_and_adjacency_rows_agree():
     """The network-flow sequence rows and the per-epoch adjacency rows have the same optimum."""
     import highspy
 
-    from deplbench.formulations.highs_direct import configure, run_highs, to_highs_lp
+    from deplbench.formulations.backends.milp_highs_direct import run_highs
+    from deplbench.formulations.saa.io import configure, to_highs_lp
 
     for case in STOCHASTIC:
         inst = small(**STOCHASTIC[case])
@@ -280,8 +281,8 @@ def test_enumerated_start_meets_the_saa():
     """The MIP start is an SAA-feasible plan no cheaper than the enumerated optimum."""
     import time
 
-    from deplbench.formulations.saa_common import plan_cost, verify
-    from deplbench.formulations.saa_start import enumerated_start
+    from deplbench.formulations.saa.common import plan_cost, verify
+    from deplbench.formulations.saa.start import enumerated_start
 
     inst = small(**STOCHASTIC["per_run"])
     sc = sample_scenarios(inst, 30, 1)

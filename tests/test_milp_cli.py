@@ -9,7 +9,7 @@ import pytest
 from test_milp import small
 
 from deplbench.cli import main
-from deplbench.formulations.cli_export import export_model
+from deplbench.cli.export import export_model
 from deplbench.instances.io import save_instance
 from deplbench.registry import solve
 from deplbench.results import Status

@@ -8,8 +8,8 @@ import pytest
 from test_milp import small
 
 from deplbench.errors import InputError
-from deplbench.formulations import mps_solver
-from deplbench.formulations.solfile import read_solution
+from deplbench.formulations.backends import mps as mps_solver
+from deplbench.formulations.backends.solfile import read_solution
 from deplbench.registry import solve
 from deplbench.results import Status
 
@@ -87,7 +87,7 @@ def test_read_the_three_formats(tmp_path):
 
 
 def test_cbc_head_with_gap_tolerance(tmp_path):
-    from deplbench.formulations.solfile import read_solution
+    from deplbench.formulations.backends.solfile import read_solution
 
     f = tmp_path / "c.sol"
     f.write_text("Optimal (within gap tolerance) - objective value 12.5\n      0 z_0_0   1   0\n")

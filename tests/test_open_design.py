@@ -17,16 +17,16 @@ import pandas as pd
 import pytest
 
 import deplbench as db
-from deplbench.benchmarks.config import load_config
-from deplbench.benchmarks.sections import Section, register_section, unregister_section
-from deplbench.benchmarks.store import LEGACY_PARAM_COLUMNS, RUN_COLUMNS, SCHEMA, Store
+from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.store import LEGACY_PARAM_COLUMNS, RUN_COLUMNS, SCHEMA, Store
+from deplbench.benchmarks.report.sections import Section, register_section, unregister_section
 from deplbench.errors import InputError
 from deplbench.params import Param, variant_label
 from deplbench.registry import get_solver
 from deplbench.results import Status, map_status
 
 TOY = textwrap.dedent('''
-    from deplbench.benchmarks.harness_testing import reference_plan
+    from deplbench.benchmarks.harness.testing import reference_plan
     from deplbench.params import Param
     from deplbench.registry import register_solver
     from deplbench.results import SolveResult, Status
@@ -87,7 +87,7 @@ def test_toy_parameter_range_is_checked_before_any_run(toy_run, tmp_path):
 
 
 def test_registered_section_appears_and_missing_columns_are_noted(toy_run):
-    from deplbench.benchmarks.report import build_report
+    from deplbench.benchmarks.report.write import build_report
 
     _, res = toy_run
 
@@ -120,8 +120,8 @@ def test_labels_never_merge_variants():
     assert variant_label("gone", {"k": 1, "seed": 4}, {}) == "gone[k=1]"
 
 
-@pytest.mark.parametrize("module", ["deplbench.formulations.highs_direct", "deplbench.formulations.highs_pyomo",
-                                    "deplbench.formulations.cpsat", "deplbench.formulations.scip"])
+@pytest.mark.parametrize("module", ["deplbench.formulations.backends.milp_highs_direct", "deplbench.formulations.backends.milp_highs",
+                                    "deplbench.formulations.backends.milp_cpsat", "deplbench.formulations.backends.milp_scip"])
 def test_status_map_sends_unknown_codes_to_unknown(module):
     import importlib
 

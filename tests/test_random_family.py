@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deplbench.errors import InputError
-from deplbench.instances.evaluate import evaluate
+from deplbench.instances.evaluator.evaluate import evaluate
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan, Segment
 from deplbench.registry import generate

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import deplbench.benchmarks.harness_testing  # noqa: F401 - registers harness-hog
+import deplbench.benchmarks.harness.testing  # noqa: F401 - registers harness-hog
 from deplbench.cli import main
 from deplbench.registry import solver_names
 
@@ -55,8 +55,8 @@ def test_time_limit_holds_for_every_method(tmp_path):
 
 
 def test_memory_limit_gives_memout(tmp_path, capsys):
+    from deplbench.instances.families.random import random_instance
     from deplbench.instances.io import save_instance
-    from deplbench.instances.random_family import random_instance
 
     save_instance(random_instance(0, models=2, epochs=4), tmp_path / "i.json")
     t = time.perf_counter()

@@ -11,16 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from deplbench.benchmarks.comparison import comparison_table, performance_ratios
-from deplbench.benchmarks.frame import prepare
-from deplbench.benchmarks.paper_figures import loss_paths
-from deplbench.benchmarks.ratios import heuristic_ratios
-from deplbench.benchmarks.references import references
-from deplbench.benchmarks.report import build_report, fmt
-from deplbench.benchmarks.store import Store
+from deplbench.benchmarks.harness.frame import prepare
+from deplbench.benchmarks.harness.store import Store
+from deplbench.benchmarks.report.comparison import comparison_table, performance_ratios
+from deplbench.benchmarks.report.paper_figures import loss_paths
+from deplbench.benchmarks.report.ratios import heuristic_ratios
+from deplbench.benchmarks.report.references import references
+from deplbench.benchmarks.report.write import build_report, fmt
 from deplbench.cli import main
-from deplbench.instances.evaluate import evaluate
-from deplbench.instances.paper import load_paper
+from deplbench.instances.evaluator.evaluate import evaluate
+from deplbench.instances.families.paper import load_paper
 from deplbench.instances.plan import Plan, Segment
 
 FU, IM, A = "fast-unsteady", "intermediate", "A-class"
@@ -277,8 +277,8 @@ def test_missing_data_and_bad_folder(tmp_path, capsys):
 
 
 def test_submodularity_computed_when_runs_lack_it():
-    from deplbench.benchmarks.claims import submodularity
-    from deplbench.heuristics import stage1_datasets as stage1
+    from deplbench.benchmarks.report.claims import submodularity
+    from deplbench.heuristics.datasets import selection as stage1
     from deplbench.registry import generate
 
     insts = {f"r{n}": generate("random", {"datasets": str(n)}, seed=n) for n in (3, 4)}
@@ -305,8 +305,8 @@ def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
 
     import matplotlib.pyplot as plt
 
-    from deplbench.benchmarks import report as rep
-    from deplbench.benchmarks import report_sections
+    from deplbench.benchmarks.report import builtin as report_sections
+    from deplbench.benchmarks.report import write as rep
 
     def make_figures(params_path, out_dir):  # writes one real PNG per parameter file
         out_dir = Path(out_dir)
@@ -357,7 +357,7 @@ def test_per_stage_exponents_beside_prediction(report):
 
 
 def test_dataset_choice_claim_counts_mismatches():
-    from deplbench.benchmarks.claims import dataset_claims
+    from deplbench.benchmarks.report.claims import dataset_claims
 
     def row(inst, solver, kind, ds, cost):
         return {"instance": inst, "solver": solver, "method": solver, "solver_kind": kind, "family": "random",

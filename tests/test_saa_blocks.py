@@ -1,4 +1,4 @@
-"""Block sequences of cyclic ``per_run`` switch graphs (``formulations/saa_blocks.py``).
+"""Block sequences of cyclic ``per_run`` switch graphs (``formulations/saa/blocks.py``).
 
 Checked against brute force: the dynamic programme of the long sequences gives the exact
 per-scenario least and greatest loss, the exact columns are the short sequences, and with the
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from test_milp import enumerate_saa, run, small
 
-from deplbench.formulations import saa_blocks
-from deplbench.formulations.saa_common import plan_cost, verify
-from deplbench.formulations.saa_cuts import quantile_cut_sets
-from deplbench.formulations.saa_model import build, subset_data
-from deplbench.formulations.saa_start import encode, sequence_losses
-from deplbench.formulations.saa_strength import count_vectors, strengthen
+from deplbench.formulations.saa import blocks as saa_blocks
+from deplbench.formulations.saa.common import plan_cost, verify
+from deplbench.formulations.saa.cuts import quantile_cut_sets
+from deplbench.formulations.saa.model import build, subset_data
+from deplbench.formulations.saa.start import encode, sequence_losses
+from deplbench.formulations.saa.strength import count_vectors, strengthen
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
 from deplbench.registry import get_family

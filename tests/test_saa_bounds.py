@@ -12,12 +12,12 @@ import pytest
 from scipy import stats
 
 from deplbench.cli import main
-from deplbench.formulations.saa_bounds import (
+from deplbench.formulations.saa.bounds import (
     clopper_pearson_upper,
     replication_lower_bound,
     saa_bounds,
 )
-from deplbench.instances.paper import load_paper
+from deplbench.instances.families.paper import load_paper
 from deplbench.registry import solve
 from deplbench.results import Status
 

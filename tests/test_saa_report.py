@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from deplbench.benchmarks.saa_report import saa_table
-from deplbench.benchmarks.sections import ReportContext, registered_sections
+from deplbench.benchmarks.report.saa import saa_table
+from deplbench.benchmarks.report.sections import ReportContext, registered_sections
 
 
 def _ctx(runs: pd.DataFrame, tmp_path) -> ReportContext:

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from test_milp import STOCHASTIC, enumerate_saa, run, small
 
-from deplbench.formulations.saa_common import plan_cost
-from deplbench.formulations.saa_cuts import quantile_cut_sets
-from deplbench.formulations.saa_model import build, subset_data
-from deplbench.formulations.saa_start import encode
-from deplbench.formulations.saa_strength import count_bounds, count_vectors, star_cut, strengthen
+from deplbench.formulations.saa.common import plan_cost
+from deplbench.formulations.saa.cuts import quantile_cut_sets
+from deplbench.formulations.saa.model import build, subset_data
+from deplbench.formulations.saa.start import encode
+from deplbench.formulations.saa.strength import count_bounds, count_vectors, star_cut, strengthen
 from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
@@ -83,7 +83,7 @@ def test_every_saa_feasible_plan_satisfies_the_strengthened_rows(mode, graph):
 
 
 def plan_cost_time(inst, plan):
-    from deplbench.instances.evaluate import plan_costs
+    from deplbench.instances.evaluator.evaluate import plan_costs
 
     return plan_costs(inst, plan)[2]
 
@@ -146,7 +146,7 @@ def test_dag_start_is_the_enumerated_start(target, S, seed):
     """On an acyclic per_run graph the strengthening's start is the plan ``enumerated_start`` picks."""
     import time
 
-    from deplbench.formulations.saa_start import enumerated_start
+    from deplbench.formulations.saa.start import enumerated_start
 
     inst = acyclic(noise_mode="per_run", K=5, target=target)
     data = subset_data(inst, ("d1",), sample_scenarios(inst, S, seed))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.scaling import (
+from deplbench.benchmarks.report.scaling import (
     loglog_fit,
     offset_fit,
     stage_explanations,

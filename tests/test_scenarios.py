@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.loss import loss_terms
 from deplbench.instances.plan import Plan, Segment
 from deplbench.instances.scenarios import (
     allowed_violations,

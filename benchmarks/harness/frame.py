@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.store import RUN_COLUMNS
+from deplbench.benchmarks.harness.store import RUN_COLUMNS
 from deplbench.registry import COMMON_PARAMS
 
 SHIFT_S = 10.0  # shift of the shifted geometric mean of time (Mittelmann)

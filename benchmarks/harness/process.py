@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from deplbench import watch
-from deplbench.benchmarks.config import RunSpec
-from deplbench.benchmarks.rows import (
+from deplbench.benchmarks.harness.config import RunSpec
+from deplbench.benchmarks.harness.rows import (
     harness_columns,
     instance_columns,
     now,
@@ -31,7 +31,7 @@ from deplbench.results import Outcome, Status
 
 #: Imported once by the fork server, so every run starts with them loaded.
 PRELOAD = ["numpy", "scipy.stats", "pandas", "deplbench", "deplbench.registry", "deplbench.instances",
-           "deplbench.watch", "deplbench.benchmarks.rows", "deplbench.benchmarks.process"]
+           "deplbench.watch", "deplbench.benchmarks.harness.rows", "deplbench.benchmarks.harness.process"]
 HARNESS_STATUSES = tuple(Outcome)
 #: harness outcome -> the solver status of a run that produced no result
 _STATUS_OF = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT, Outcome.ERROR: Status.ERROR}

@@ -2,7 +2,7 @@
 
 Every plan is re-evaluated here by the evaluator (certified quantile plus Monte Carlo)
 and, for plans of sampled (``saa``) methods, checked out of sample: N fresh losses
-from :func:`deplbench.instances.loss.loss_terms`, the number above the target, and the
+from :func:`deplbench.instances.evaluator.loss.loss_terms`, the number above the target, and the
 one-sided 95 % Clopper-Pearson upper bound on the violation probability. The tables
 use these figures, never the solvers' own. Provenance is attached to every row.
 """
@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from deplbench.benchmarks.config import RunSpec
-from deplbench.instances.evaluate import evaluate
-from deplbench.instances.loss import loss_terms
+from deplbench.benchmarks.harness.config import RunSpec
+from deplbench.instances.evaluator.evaluate import evaluate
+from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.semantics import data_effect
 from deplbench.results import SolveResult
 
@@ -47,7 +47,7 @@ def now() -> dt.datetime:
 @lru_cache(maxsize=1)
 def provenance() -> dict[str, Any]:
     """Where and with what a run executed (cached per process)."""
-    from deplbench import __version__
+    from deplbench.version import __version__
 
     versions = {}
     for pkg in VERSIONED:

@@ -1,4 +1,4 @@
-"""Execute a grid: one process per run (:mod:`deplbench.benchmarks.process`), parallel or on Dask.
+"""Execute a grid: one process per run (:mod:`deplbench.benchmarks.harness.process`), parallel or on Dask.
 
 Each run executes in its own process, forked from a ``forkserver`` that has already
 imported numpy, scipy and the package (so a run costs a fork, not an interpreter
@@ -19,21 +19,21 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from deplbench.benchmarks.config import RunSpec
-from deplbench.benchmarks.process import (  # noqa: F401
+from deplbench.benchmarks.harness.config import RunSpec
+from deplbench.benchmarks.harness.process import (  # noqa: F401
     HARNESS_STATUSES,
     execute,
     generate_watched,
     kill_live,
     warm_up,
 )
-from deplbench.benchmarks.rows import (
+from deplbench.benchmarks.harness.rows import (
     harness_columns,
     now,
     provenance,
     spec_columns,
 )
-from deplbench.benchmarks.store import Store, rows_missing
+from deplbench.benchmarks.harness.store import Store, rows_missing
 from deplbench.results import Outcome, Status
 
 # ---- a grid ------------------------------------------------------------------------------------

@@ -272,7 +272,7 @@ def expand_rows(df: pd.DataFrame) -> pd.DataFrame:
     Version-1 columns (``eta``, ``eps``, ...) are dropped: ``params`` holds the same values.
     A row without a stored ``label`` (version 1) gets it from the method's declaration.
     """
-    from deplbench.benchmarks.labels import label_of
+    from deplbench.benchmarks.harness.labels import label_of
 
     out = df.drop(columns=[c for c in LEGACY_PARAM_COLUMNS if c in df.columns])
     params = [_json(v) for v in out.get("params", pd.Series(index=out.index, dtype=object))]

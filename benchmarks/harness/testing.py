@@ -1,7 +1,7 @@
-"""Tiny methods that exercise the harness (tests and ``bench_harness.py``), not DepL solvers.
+"""Tiny methods that exercise the harness (tests and ``perf/harness.py``), not DepL solvers.
 
 They are not listed in :data:`deplbench.registry.SOLVER_MODULES`; a config names
-them with ``module = "deplbench.benchmarks.harness_testing"``, which every run
+them with ``module = "deplbench.benchmarks.harness.testing"``, which every run
 process (local or on a Dask worker) can import.
 
 * ``harness-ok``: the ``random`` family's reference plan (feasible by construction);
@@ -108,7 +108,7 @@ def solve_hog_child(instance, *, mb, children, time_limit, seed, threads) -> Sol
                                                high=3600.0),),
                  description="sleeps, then returns a small random instance")
 def slow_family(seed: int = 0, seconds: float = 1.0):
-    from deplbench.instances.random_family import random_instance
+    from deplbench.instances.families.random import random_instance
 
     time.sleep(seconds)
     return random_instance(seed, models=2, clusters=2, levels=3, epochs=4)

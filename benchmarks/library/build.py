@@ -1,6 +1,6 @@
 """``deplbench library build``: instances, SAA MPS files, references, solutions, manifest.
 
-Per entry of :mod:`deplbench.benchmarks.library_spec` (one worker task each):
+Per entry of :mod:`deplbench.benchmarks.library.spec` (one worker task each):
 
 1. generate the instance and run the exact methods in a fixed order (``bruteforce``, then
    ``exact`` with a deterministic work limit, then any other registered one) until one proves;
@@ -9,7 +9,7 @@ Per entry of :mod:`deplbench.benchmarks.library_spec` (one worker task each):
    not proven within the deterministic limits: open);
 2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven, else ``=best=`` (best
    certified plan) with ``=bestdual=`` (best proven bound) or ``=unkn=``;
-3. for S in :data:`~deplbench.benchmarks.library_spec.SCENARIOS`, the SAA MILP of the selection
+3. for S in :data:`~deplbench.benchmarks.library.spec.SCENARIOS`, the SAA MILP of the selection
    of every dataset, in both formulations, as MPS (seed in the name); one solve gives the
    reference of both files: HiGHS on the strengthened aggregated model at ``mip_rel_gap = 0``
    within a node limit, the decoded plan re-checked on the sample. Both formulations model
@@ -31,8 +31,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from deplbench.benchmarks.library_spec import FORMULATIONS, SCENARIO_SEED, SCENARIOS, Entry
-from deplbench.benchmarks.solu import Reference
+from deplbench.benchmarks.library.solu import Reference
+from deplbench.benchmarks.library.spec import FORMULATIONS, SCENARIO_SEED, SCENARIOS, Entry
 from deplbench.results import Status
 
 #: MIPLIB's rule on this class of machine: proven within this many seconds is easy
@@ -177,9 +177,10 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
     """
     import highspy
 
-    from deplbench.formulations.highs_direct import configure, run_highs, to_highs_lp
-    from deplbench.formulations.saa_common import mip_start, plan_cost, prepare, verify
-    from deplbench.formulations.saa_model import build
+    from deplbench.formulations.backends.milp_highs_direct import run_highs
+    from deplbench.formulations.saa.common import mip_start, plan_cost, prepare, verify
+    from deplbench.formulations.saa.io import configure, to_highs_lp
+    from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
     strong, _ = prepare(data, cuts="mixing", bigm="quantile", fixing="on", deadline=t0 + time_limit)
@@ -215,9 +216,9 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
 def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
               scenarios: tuple[int, ...] = SCENARIOS) -> tuple[list[dict], dict]:
     """Write the SAA files of ``inst`` (MPS + reference solution); their records and times."""
-    from deplbench.formulations.mps_solver import write_mps
-    from deplbench.formulations.saa_model import build, subset_data
-    from deplbench.formulations.saa_start import encode
+    from deplbench.formulations.saa.io import write_model
+    from deplbench.formulations.saa.model import build, subset_data
+    from deplbench.formulations.saa.start import encode
     from deplbench.instances.scenarios import sample_scenarios
     from deplbench.instances.semantics import data_effect
 
@@ -236,7 +237,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
             base = saa_name(inst.name, S, SCENARIO_SEED, f)
             mps = out / "mps" / f"{base}.mps"
             mps.parent.mkdir(parents=True, exist_ok=True)
-            write_mps(model, mps)
+            write_model(model, mps)
             rec = {"name": base, "file": f"mps/{base}.mps", "sha256": sha256(mps), "scenarios": S,
                    "scenario_seed": SCENARIO_SEED, "formulation": f, "datasets": list(ds),
                    "columns": model.n_vars, "rows": model.n_cons, "reference": ref.to_dict(),

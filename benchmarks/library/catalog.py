@@ -23,8 +23,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from deplbench.benchmarks.library_build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
-from deplbench.benchmarks.library_spec import (
+from deplbench.benchmarks.library.build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
+from deplbench.benchmarks.library.solu import Reference, read_solu, write_solu
+from deplbench.benchmarks.library.spec import (
     FORMULATIONS,
     LIBRARY_VERSION,
     SCENARIO_SEED,
@@ -32,7 +33,6 @@ from deplbench.benchmarks.library_spec import (
     TIERS,
     entries,
 )
-from deplbench.benchmarks.solu import Reference, read_solu, write_solu
 from deplbench.errors import InputError
 
 MANIFEST_SCHEMA = "depl-library/1"
@@ -108,7 +108,7 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
             "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"), "instances": recs}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         build_s = time.perf_counter() - t0
-        from deplbench import __version__
+        from deplbench.version import __version__
 
         timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
                    "workers": workers, "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}

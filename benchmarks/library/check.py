@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deplbench.benchmarks.library import Library
-from deplbench.benchmarks.solu import Reference
+from deplbench.benchmarks.library.catalog import Library
+from deplbench.benchmarks.library.solu import Reference
 
 #: relative tolerance of the cost comparisons (the .solu values are the certified costs)
 RTOL = 1e-6
@@ -52,7 +52,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _saa_model(lib: Library, inst, saa: dict):
-    from deplbench.formulations.saa_model import build, subset_data
+    from deplbench.formulations.saa.model import build, subset_data
     from deplbench.instances.scenarios import sample_scenarios
 
     sc = sample_scenarios(inst, saa["scenarios"], saa["scenario_seed"])
@@ -62,8 +62,8 @@ def _saa_model(lib: Library, inst, saa: dict):
 def _read(lib: Library, path: Path, inst, saa: dict | None):
     """(plan, stated objective, scenarios or None) of the solution file."""
     from deplbench.errors import InputError
-    from deplbench.formulations.mps_solver import solution_vector
-    from deplbench.formulations.solfile import read_solution
+    from deplbench.formulations.backends.mps import solution_vector
+    from deplbench.formulations.backends.solfile import read_solution
     from deplbench.instances.io import load_plan
 
     is_plan = path.suffix.lower() == ".json" or path.read_bytes()[:1] == b"{"
@@ -86,7 +86,7 @@ def _read(lib: Library, path: Path, inst, saa: dict | None):
 
 def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
     """Certify ``solution`` for problem ``name`` of ``lib`` and compare it with the reference."""
-    from deplbench.instances.evaluate import HARD_VIOLATIONS, evaluate
+    from deplbench.instances.evaluator.evaluate import HARD_VIOLATIONS, evaluate
     from deplbench.instances.io import load_instance
     from deplbench.instances.scenarios import evaluate_on_scenarios
 

@@ -20,7 +20,7 @@ PARAMS = (
 @register_family("library", params=PARAMS, description="an instance of a built library (deplbench library build)")
 def library_instance(seed: int = 0, name: str = "", dir: str = "deplbench-library"):  # noqa: A002 - the parameter's name
     """The library's instance ``name``; its tier and reference go into the metadata."""
-    from deplbench.benchmarks.library import Library
+    from deplbench.benchmarks.library.catalog import Library
     from deplbench.instances.io import load_instance
 
     if not name:

@@ -7,10 +7,10 @@ import json
 
 import pandas as pd
 
-from deplbench.benchmarks import figures
-from deplbench.benchmarks.comparison import per_instance, performance_ratios
-from deplbench.benchmarks.frame import SHIFT_S, shifted_geomean
-from deplbench.benchmarks.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.harness.frame import SHIFT_S, shifted_geomean
+from deplbench.benchmarks.report import figures
+from deplbench.benchmarks.report.comparison import per_instance, performance_ratios
+from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
 
 TIER_ORDER = ("easy", "medium", "hard")
 
@@ -18,7 +18,7 @@ TIER_ORDER = ("easy", "medium", "hard")
 def tiers_of(runs: pd.DataFrame, field: str = "tier") -> pd.Series:
     """The library tier (or another manifest ``field``, e.g. the reference kind ``ref``) of each
     run's instance, read from the manifest of its library folder."""
-    from deplbench.benchmarks.library import Library
+    from deplbench.benchmarks.library.catalog import Library
 
     out = pd.Series(index=runs.index, dtype=object)
     folders = runs["instance_params"].map(lambda t: json.loads(t).get("dir", "") if isinstance(t, str) else "")

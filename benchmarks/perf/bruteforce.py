@@ -1,6 +1,6 @@
 """Speed and outcome of ``bruteforce`` on the 20 paper instances (prints a Markdown table).
 
-Run: ``python benchmarks/bench_bruteforce.py [NAME ...] [--time-limit S]``.
+Run: ``python benchmarks/perf/bruteforce.py [NAME ...] [--time-limit S]``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import argparse
 import time
 from collections import Counter
 
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import solve
 
 

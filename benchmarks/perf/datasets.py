@@ -1,6 +1,6 @@
 """Stage 1's dataset choice against the optimum, and the dataset search of ``depl-plus``.
 
-Run: ``python -m deplbench.benchmarks.bench_datasets [--seeds 10] [--noise-mode per_run]``.
+Run: ``python -m deplbench.benchmarks.perf.datasets [--seeds 10] [--noise-mode per_run]``.
 
 Instances: ``random`` with 3 datasets, 2 models, 15 epochs, transfer costs up to 20
 and no backward switches (``density=0``: only m0 -> m1 is allowed), seeds 0-9 (issue 16).

@@ -1,6 +1,6 @@
 """DepL and best-exp against the exact optimum on the paper families (both noise modes).
 
-Run: ``python -m deplbench.benchmarks.bench_depl [--only SUBSTRING] [--no-bruteforce]``;
+Run: ``python -m deplbench.benchmarks.perf.depl [--only SUBSTRING] [--no-bruteforce]``;
 ``--speed [-- --rounds N]`` compares the old and the new code path instead (``bench_depl_speed``).
 
 Prints one row per paper instance: the ``bruteforce`` optimum, ``depl`` cost / ratio
@@ -21,8 +21,8 @@ import statistics
 import time
 
 import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
-from deplbench.heuristics.stage1_datasets import submodularity_report
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.heuristics.datasets.selection import submodularity_report
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
 from deplbench.results import Status
 
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(bench_depl_speed; pass its options after --)")
     args, rest = ap.parse_known_args(argv)
     if args.speed:
-        from deplbench.benchmarks.bench_depl_speed import main as speed_main
+        from deplbench.benchmarks.perf.depl_speed import main as speed_main
 
         return speed_main([a for a in rest if a != "--"])
     if rest:

@@ -1,6 +1,6 @@
 """DepL's speed before and after the speed-up of issue 16, measured in one run on one machine.
 
-Run: ``python -m deplbench.benchmarks.bench_depl_speed [--old COMMIT] [--rounds N] [--eta 200]``.
+Run: ``python -m deplbench.benchmarks.perf.depl_speed [--old COMMIT] [--rounds N] [--eta 200]``.
 
 The old code is the commit ``--old`` (default: the commit before the speed-up), taken
 from this repository with ``git archive`` into a temporary folder and imported from
@@ -28,14 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from deplbench.benchmarks.frame import shifted_geomean
+from deplbench.benchmarks.harness.frame import shifted_geomean
 
 OLD_COMMIT = "30512cf8c12fce84d153d53a398c04662c9b73aa"  # main before issue 16's speed-up
 SUBPACKAGES = ("instances", "formulations", "heuristics", "benchmarks")
 
 WORKER = r"""
 import json, sys
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import solve
 methods, eta = sys.argv[1].split(","), int(sys.argv[2])
 out = {}

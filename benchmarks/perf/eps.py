@@ -1,6 +1,6 @@
 """Stage 3's eps on the ``rounding`` family: cost against eps and against the exact allocation.
 
-Run: ``python -m deplbench.benchmarks.bench_eps [--seeds 5] [--eta 100]``.
+Run: ``python -m deplbench.benchmarks.perf.eps [--seeds 5] [--eta 100]``.
 
 For each seed and eps in 0.5, 0.2, 0.05, 0.01: ``depl``'s certified cost, its ratio to
 ``depl`` at eps 0.01, and its stage-3 ratio: the plan's cost over the exact optimum of

@@ -1,6 +1,6 @@
 """Stage 2's eta on the ``horizon`` family: DepL's cost against eta and against the exact optimum.
 
-Run: ``python -m deplbench.benchmarks.bench_eta [--seeds 5] [--mode per_run] [--exact-limit 120]``.
+Run: ``python -m deplbench.benchmarks.perf.eta [--seeds 5] [--mode per_run] [--exact-limit 120]``.
 
 For each seed: the true optimum from ``exact`` (certified; a gap is printed when it is
 not proven within the limit) and, for eta in 25, 50, 100, 200, 400, ``depl``'s certified

@@ -1,15 +1,15 @@
 """Evaluator speed and bracket width on 60-epoch plans of the paper instances, both noise modes.
 
-Run: ``python benchmarks/bench_evaluator.py [--repeat N] [--decisions]``. Two tables:
+Run: ``python benchmarks/perf/evaluator.py [--repeat N] [--decisions]``. Two tables:
 
 1. *Brackets.* For each noise mode, plan and requested width ``rtol`` (1e-3, 5e-4 of the
    initial loss): the median time of the certified bracket with the CDF tables and the term
    lattices cached (``terms``: a search's steady state, where plans of one length share term
    lattices), with the tables only (``warm``), from nothing (``cold``: the tables of the
    plan's laws built too), of the plain construction of the first
-   evaluator (``plain``, :mod:`deplbench.instances.plain_quantile`), and of
+   evaluator (``plain``, :mod:`deplbench.instances.evaluator.plain_quantile`), and of
    ``evaluate(samples=0)``; the achieved width relative to loss.initial, the bracket's kind
-   (``hist``: histogram terms, :mod:`deplbench.instances.smooth`; ``lattice``) and the bracket.
+   (``hist``: histogram terms, :mod:`deplbench.instances.evaluator.smooth`; ``lattice``) and the bracket.
 2. *Decisions* (``certify(..., decide=t)``, coarse brackets first) at ``rtol`` 1e-3 for
    targets at a signed distance from the bracket's midpoint (in units of the 1e-3 bracket
    width; ``far`` is the instance's target; ``inside`` needs refinement to rtol / 8), with
@@ -25,11 +25,11 @@ import os
 import statistics
 import time
 
-from deplbench.instances import lattice, quantile
-from deplbench.instances.evaluate import certify, evaluate
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import load_paper
-from deplbench.instances.plain_quantile import plain_bracket
+from deplbench.instances.evaluator import lattice, quantile
+from deplbench.instances.evaluator.evaluate import certify, evaluate
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.plain_quantile import plain_bracket
+from deplbench.instances.families.paper import load_paper
 from deplbench.instances.plan import Plan, Segment
 from deplbench.instances.semantics import data_effect
 

@@ -1,6 +1,6 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
-Run: ``python -m deplbench.benchmarks.bench_exact [--tier default|large|both|sweep|combo] [--seeds N]
+Run: ``python -m deplbench.benchmarks.perf.exact [--tier default|large|both|sweep|combo] [--seeds N]
 [--first-seed K] [--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,

@@ -1,6 +1,6 @@
 """Harness overhead per run and the speedup of 2 workers over 1 on a CPU-bound grid.
 
-Run: ``python -m deplbench.benchmarks.bench_harness [--runs N] [--busy S]``.
+Run: ``python -m deplbench.benchmarks.perf.harness [--runs N] [--busy S]``.
 
 * overhead: a grid of ``harness-ok`` runs (the method itself takes microseconds) on one
   worker; per run, the elapsed time of the grid divided by the runs (process fork,
@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from deplbench.benchmarks.config import expand
-from deplbench.benchmarks.harness_testing import MODULE
-from deplbench.benchmarks.runner import run_grid, warm_up
+from deplbench.benchmarks.harness.config import expand
+from deplbench.benchmarks.harness.runner import run_grid, warm_up
+from deplbench.benchmarks.harness.testing import MODULE
 
 
 def grid(solver: str, params: dict, n: int, eval_samples: int, tag: str) -> list:
@@ -37,7 +37,7 @@ def grid(solver: str, params: dict, n: int, eval_samples: int, tag: str) -> list
 
 def timed(runs: list, workers: int) -> tuple[float, float]:
     """(elapsed s of the grid, mean solver runtime s)."""
-    from deplbench.benchmarks.store import Store
+    from deplbench.benchmarks.harness.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()

@@ -8,9 +8,9 @@ evaluator's certified quantile bracket. A summary compares the Pyomo and direct 
 
 Usage::
 
-    python -m deplbench.benchmarks.bench_milp                 # full grid (long)
-    python -m deplbench.benchmarks.bench_milp --quick         # one instance, S=200, two solvers
-    python -m deplbench.benchmarks.bench_milp --time-limit 30 --scenarios 1000 --solvers milp-scip
+    python -m deplbench.benchmarks.perf.milp                 # full grid (long)
+    python -m deplbench.benchmarks.perf.milp --quick         # one instance, S=200, two solvers
+    python -m deplbench.benchmarks.perf.milp --time-limit 30 --scenarios 1000 --solvers milp-scip
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.paper import instance_name, load_paper
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.families.paper import instance_name, load_paper
 from deplbench.instances.semantics import data_effect
 from deplbench.registry import solve
 

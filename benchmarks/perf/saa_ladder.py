@@ -2,7 +2,7 @@
 
 Rungs (``RUNGS``): ``time_indexed`` and ``aggregated`` (the formulations before issue 13,
 worst-case big-M), ``+quantile big-M`` (with the objective cut; on cyclic ``per_run`` switch graphs also the exact block sequences of
-``formulations/saa_blocks.py``), ``+fixing``, ``+mixing cuts``
+``formulations/saa/blocks.py``), ``+fixing``, ``+mixing cuts``
 (all with the solver of ``--solver``, OR-Tools' SCIP by default) and ``+branch-and-cut``
 (``milp-scip-bc``: the same model with the scenario rows and star inequalities added lazily by a
 PySCIPOpt constraint handler); optionally ``cpsat`` (CP-SAT with quantile big-M, fixing and
@@ -17,11 +17,11 @@ while it runs).
 
 Usage::
 
-    python -m deplbench.benchmarks.bench_saa_ladder --set paper --scenarios 1000 --time-limit 60
-    python -m deplbench.benchmarks.bench_saa_ladder --set random --rungs aggregated,+fixing
-    python -m deplbench.benchmarks.bench_saa_ladder --table ladder.csv     # print a finished CSV
+    python -m deplbench.benchmarks.perf.saa_ladder --set paper --scenarios 1000 --time-limit 60
+    python -m deplbench.benchmarks.perf.saa_ladder --set random --rungs aggregated,+fixing
+    python -m deplbench.benchmarks.perf.saa_ladder --table ladder.csv     # print a finished CSV
     deplbench run saa-ladder --out DIR --workers 1                          # old and new side by side
-    python -m deplbench.benchmarks.bench_saa_ladder --store DIR --time-limit 60   # its ladder
+    python -m deplbench.benchmarks.perf.saa_ladder --store DIR --time-limit 60   # its ladder
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def root_bound(inst, params: dict, S: int, seed: int) -> float | None:
     """Least LP-relaxation bound over the dataset selections of the model a rung builds."""
     import highspy
 
-    from deplbench.formulations.highs_direct import to_highs_lp
-    from deplbench.formulations.saa_common import dataset_subsets, prepare
-    from deplbench.formulations.saa_model import build, subset_data
+    from deplbench.formulations.saa.common import dataset_subsets, prepare
+    from deplbench.formulations.saa.io import to_highs_lp
+    from deplbench.formulations.saa.model import build, subset_data
     from deplbench.instances.scenarios import sample_scenarios
 
     sc = sample_scenarios(inst, S, seed)
@@ -119,7 +119,7 @@ def store_rows(path: str) -> list[dict]:
     The rung is the run's label (``solver[k=v,...]``), the set its experiment; ``root_bound`` is
     the run's ``x_root_bound`` (the LP relaxation of the model it built).
     """
-    from deplbench.benchmarks.store import Store
+    from deplbench.benchmarks.harness.store import Store
 
     with Store(path, read_only=True) as st:
         d = st.runs()

@@ -8,9 +8,9 @@ unsolved runs counted at the limit) per version.
 
 Usage::
 
-    python -m deplbench.benchmarks.bench_saa_prep --python before=/work/venv-old/bin/python \\
+    python -m deplbench.benchmarks.perf.saa_prep --python before=/work/venv-old/bin/python \\
         --python after=/work/venv-new/bin/python --scenarios 1000 --time-limit 60
-    python -m deplbench.benchmarks.bench_saa_prep --set bigm=worst --set fixing=off --set cuts=quantile
+    python -m deplbench.benchmarks.perf.saa_prep --set bigm=worst --set fixing=off --set cuts=quantile
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import json
 import subprocess
 import sys
 
-from deplbench.benchmarks.frame import shifted_geomean
+from deplbench.benchmarks.harness.frame import shifted_geomean
 
 PAPER = [f"paper-{n}-per_run-t{t}" for n in ("alexnet", "mobilenet") for t in (5, 7, 9, 11, 13)]
 CHILD = """
 import json, sys
-from deplbench.instances.paper import load_paper
+from deplbench.instances.families.paper import load_paper
 from deplbench.registry import solve
 name, method, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 r = solve(method, load_paper(name), params)

@@ -1,6 +1,6 @@
-"""The built-in report sections, each one registration (see :mod:`deplbench.benchmarks.sections`).
+"""The built-in report sections, each one registration (see :mod:`deplbench.benchmarks.report.sections`).
 
-Method names appear here only as data (the headline's :data:`~deplbench.benchmarks.headline.HEADLINE_METHODS`);
+Method names appear here only as data (the headline's :data:`~deplbench.benchmarks.report.headline.HEADLINE_METHODS`);
 every other section iterates over whatever methods the store holds.
 """
 
@@ -11,13 +11,17 @@ import importlib.util
 
 import pandas as pd
 
-from deplbench.benchmarks import claims, figures
-from deplbench.benchmarks.comparison import comparison_table, performance_ratios
-from deplbench.benchmarks.frame import SHIFT_S
-from deplbench.benchmarks.headline import HEADLINE_METHODS, headline
-from deplbench.benchmarks.ratios import ratio_table
-from deplbench.benchmarks.scaling import stage_columns, stage_explanations, stage_scaling_table
-from deplbench.benchmarks.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.harness.frame import SHIFT_S
+from deplbench.benchmarks.report import claims, figures
+from deplbench.benchmarks.report.comparison import comparison_table, performance_ratios
+from deplbench.benchmarks.report.headline import HEADLINE_METHODS, headline
+from deplbench.benchmarks.report.ratios import ratio_table
+from deplbench.benchmarks.report.scaling import (
+    stage_columns,
+    stage_explanations,
+    stage_scaling_table,
+)
+from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
 
 CALIBRATION_MODULE = "deplbench.instances.calibration.plots"
 

@@ -2,7 +2,7 @@
 
 * Submodularity of stage 1's objective K(D)T(D) (item 9): the largest violation per instance family,
   from the runs (``submod_violation`` in a column or in ``extra_json``), else computed with
-  ``deplbench.heuristics.submodular`` when that module exists, else "not measured".
+  ``deplbench.heuristics.datasets.submodular`` when that module exists, else "not measured".
 * Property 3's ratio (1/eta)(1+eps) (item 4) against the measured cost ratio.
 * Property 2's exponents (item 3) against the fitted runtime exponents.
 """
@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.frame import extra, feasible_mask
-from deplbench.benchmarks.scaling import CLAIMED_EXPONENT, CORRECTED_EXPONENT
+from deplbench.benchmarks.harness.frame import extra, feasible_mask
+from deplbench.benchmarks.report.scaling import CLAIMED_EXPONENT, CORRECTED_EXPONENT
 
 SUBMOD_KEY = "submod_violation"
 MAX_INSTANCES_PER_FAMILY = 3  # computing the check is costly: a few stored instances per family,
 MAX_DATASETS_CHECKED = 10  # and enumeration grows like 3^n (n = 12 takes ~15 s): the largest up to 10
-SUBMOD_SOURCE = (f"computed here with `deplbench.heuristics.stage1_datasets.submodularity_report` on the "
+SUBMOD_SOURCE = (f"computed here with `deplbench.heuristics.datasets.selection.submodularity_report` on the "
                  f"{MAX_INSTANCES_PER_FAMILY} stored instances with the most datasets (at most "
                  f"{MAX_DATASETS_CHECKED}) per family; violations are in the units of f = K(D) T(D) (seconds)")
 
@@ -42,7 +42,7 @@ def submodularity(d: pd.DataFrame, get_instance: Callable) -> tuple[pd.DataFrame
     source = "measured by the runs (`submod_violation`)"
     families = sorted(d["family"].dropna().astype(str).unique())
     if not vals:
-        from deplbench.heuristics.stage1_datasets import submodularity_report as check
+        from deplbench.heuristics.datasets.selection import submodularity_report as check
 
         source = SUBMOD_SOURCE
         for fam in families:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.frame import TIE_RTOL, feasible_mask, shifted_geomean
+from deplbench.benchmarks.harness.frame import TIE_RTOL, feasible_mask, shifted_geomean
 
 
 def per_instance(d: pd.DataFrame) -> pd.DataFrame:

@@ -19,8 +19,8 @@ import matplotlib.ticker as mticker  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from deplbench.benchmarks.ratios import stated_bound  # noqa: E402
-from deplbench.benchmarks.scaling import loglog_fit  # noqa: E402
+from deplbench.benchmarks.report.ratios import stated_bound  # noqa: E402
+from deplbench.benchmarks.report.scaling import loglog_fit  # noqa: E402
 
 STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7.5,
          "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.frame import feasible_mask
+from deplbench.benchmarks.harness.frame import feasible_mask
 
 #: (column prefix, solver, preferred parameters, columns, shown when absent from the store).
 #: Preferred parameters fall back to the closest value present (in log scale), flagged.

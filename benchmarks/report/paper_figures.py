@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 from matplotlib import pyplot as plt
 
-from deplbench.benchmarks.figures import new_figure, save, styled
-from deplbench.benchmarks.frame import feasible_mask
-from deplbench.benchmarks.headline import HEADLINE_METHODS, pick_variant
-from deplbench.benchmarks.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.harness.frame import feasible_mask
+from deplbench.benchmarks.report.figures import new_figure, save, styled
+from deplbench.benchmarks.report.headline import HEADLINE_METHODS, pick_variant
+from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
 from deplbench.errors import InputError
-from deplbench.instances.distributions import model_noise, penalty_dist
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, epoch_cost, progress
 

@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
-from deplbench.benchmarks.frame import feasible_mask
-from deplbench.benchmarks.references import ratio_interval
+from deplbench.benchmarks.harness.frame import feasible_mask
+from deplbench.benchmarks.report.references import ratio_interval
 
 RATIO_KEYS = ("p_eta", "p_eps")  # the parameters Property 3 speaks of
 

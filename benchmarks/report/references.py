@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from deplbench.benchmarks.frame import feasible_mask
+from deplbench.benchmarks.harness.frame import feasible_mask
 
 
 def references(d: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,7 @@ are independent replications):
   bound (``oos_rate``, ``oos_cp_upper``, from draws independent of the SAA sample) beside the
   evaluator's exact certification (``feasible``: certified quantile bracket ``q_hi`` <= target);
 * **replication lower bound** on the true optimum (Luedtke and Ahmed 2008; Pagnoncelli, Ahmed
-  and Shapiro 2009; :func:`deplbench.formulations.saa_bounds.replication_lower_bound`): the
+  and Shapiro 2009; :func:`deplbench.formulations.saa.bounds.replication_lower_bound`): the
   L-th smallest of the R replication values at confidence 0.95, each value the SAA optimum
   (or the solver's bound if not proven; a run without either gives -inf), risk level equal to
   the instance's eps; beside the best certified cost of the same runs (an upper bound) and the
@@ -25,7 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
 
 CONFIDENCE = 0.95
 
@@ -49,7 +49,7 @@ def _value(r: pd.Series) -> float:
 
 def saa_table(ctx: ReportContext) -> pd.DataFrame:
     """One row per (method, instance, S): the figures of the module docstring."""
-    from deplbench.formulations.saa_bounds import replication_lower_bound
+    from deplbench.formulations.saa.bounds import replication_lower_bound
 
     d = ctx.runs[ctx.runs["solver_kind"] == "saa"]
     scen = pd.to_numeric(d.get("p_scenarios", pd.Series(np.nan, index=d.index)), errors="coerce")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.frame import NON_FACTORS
+from deplbench.benchmarks.harness.frame import NON_FACTORS
 
 #: variable -> (store column, transform). Runtime is fitted against the transformed value.
 SCALING_VARS: dict[str, tuple[str, Any]] = {

@@ -5,14 +5,14 @@ and the store columns it needs; :func:`build_sections` iterates over the registr
 A section whose columns are absent (or empty) is replaced by a note saying so; a section that
 fails says so inside the report instead of aborting it. Adding a table is one registration::
 
-    from deplbench.benchmarks.sections import Section, register_section
+    from deplbench.benchmarks.report.sections import Section, register_section
 
     @register_section("my-table", order=55, title="My table", needs=("cost", "p_eta"))
     def my_table(ctx):
         return Section("My table").table("Cost per eta", ctx.runs.groupby("p_eta")["cost"].mean().reset_index())
 
-The built-in sections live in :mod:`deplbench.benchmarks.report_sections` (and the paper
-figures in :mod:`deplbench.benchmarks.paper_figures`); :data:`SECTION_MODULES` lists them.
+The built-in sections live in :mod:`deplbench.benchmarks.report.builtin` (and the paper
+figures in :mod:`deplbench.benchmarks.report.paper_figures`); :data:`SECTION_MODULES` lists them.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any
 import pandas as pd
 
 #: Modules whose import registers the built-in sections.
-SECTION_MODULES = ("deplbench.benchmarks.report_sections", "deplbench.benchmarks.paper_figures",
-                   "deplbench.benchmarks.library_report", "deplbench.benchmarks.saa_report")
+SECTION_MODULES = ("deplbench.benchmarks.report.builtin", "deplbench.benchmarks.report.paper_figures",
+                   "deplbench.benchmarks.library.report", "deplbench.benchmarks.report.saa")
 
 
 @dataclass
@@ -70,19 +70,19 @@ class ReportContext:
 
     @cached_property
     def refs(self) -> pd.DataFrame:
-        from deplbench.benchmarks.references import references
+        from deplbench.benchmarks.report.references import references
 
         return references(self.runs)
 
     @cached_property
     def ratios(self) -> pd.DataFrame:
-        from deplbench.benchmarks.ratios import heuristic_ratios
+        from deplbench.benchmarks.report.ratios import heuristic_ratios
 
         return heuristic_ratios(self.runs, self.refs)
 
     @cached_property
     def scaling(self) -> tuple[list[dict[str, Any]], pd.DataFrame]:
-        from deplbench.benchmarks.scaling import scaling_series, scaling_table
+        from deplbench.benchmarks.report.scaling import scaling_series, scaling_table
 
         series = scaling_series(self.runs)
         return series, scaling_table(series) if series else pd.DataFrame()

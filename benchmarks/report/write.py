@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from deplbench.benchmarks.frame import prepare
-from deplbench.benchmarks.sections import ReportContext, Section, build_sections
-from deplbench.benchmarks.store import Store
+from deplbench.benchmarks.harness.frame import prepare
+from deplbench.benchmarks.harness.store import Store
+from deplbench.benchmarks.report.sections import ReportContext, Section, build_sections
 from deplbench.instances.io import instance_from_dict
 
 
@@ -50,7 +50,7 @@ def load(root: Path) -> tuple[pd.DataFrame, _Instances]:
 def build_report(root: Path, out: Path | None = None) -> Path:
     """Write the report of the store in ``root`` into ``out`` (default ``root/report``).
 
-    The sections are the registered ones (:mod:`deplbench.benchmarks.sections`), in order.
+    The sections are the registered ones (:mod:`deplbench.benchmarks.report.sections`), in order.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """``milp-cpsat``: the SAA model in OR-Tools CP-SAT, with enforcement literals and integer scaling.
 
-The rows come from :func:`deplbench.formulations.saa_model.build` (without the per-run
+The rows come from :func:`deplbench.formulations.saa.model.build` (without the per-run
 aggregation, whose column is continuous). Differences from the MILP:
 
 * a scenario row holds only if its violation literal is false
@@ -25,7 +25,7 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
-from deplbench.formulations.saa_common import (
+from deplbench.formulations.saa.common import (
     SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
@@ -33,7 +33,7 @@ from deplbench.formulations.saa_common import (
     mip_start,
     saa_method,
 )
-from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.formulations.saa.model import SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -137,7 +137,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                  mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
     """Build one dataset selection's scaled CP-SAT model and solve it.
 
-    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is a
+    With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is a
     complete solution hint (its time counts as build time).
     """
     t0 = time.perf_counter()

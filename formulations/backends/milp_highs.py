@@ -1,6 +1,6 @@
 """``milp-highs``: the SAA MILP written algebraically in Pyomo, solved by HiGHS.
 
-The same formulations as :mod:`deplbench.formulations.saa_model` (same variables,
+The same formulations as :mod:`deplbench.formulations.saa.model` (same variables,
 rows, big-M and cuts; ``docs/formulations.md``), written as Pyomo components and solved
 through ``pyomo.contrib.solver``'s ``highs`` interface. It is the readable
 reference and the yardstick of the direct build's speed.
@@ -15,15 +15,15 @@ import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from deplbench.formulations.highs_direct import FEAS_TOL
-from deplbench.formulations.saa_common import (
+from deplbench.formulations.saa.common import (
     SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
     SubResult,
     saa_method,
 )
-from deplbench.formulations.saa_model import (
+from deplbench.formulations.saa.model import (
+    FEAS_TOL,
     SubsetData,
     decode_aggregated,
     decode_time_indexed,

@@ -1,7 +1,7 @@
 """``milp-highs-direct``: the SAA MILP as sparse matrices passed to highspy (``passModel``).
 
-The matrices come from :func:`deplbench.formulations.saa_model.build`; no modelling
-layer is involved, which is what makes this build fast (see ``benchmarks/bench_milp.py``).
+The matrices come from :func:`deplbench.formulations.saa.model.build`; no modelling
+layer is involved, which is what makes this build fast (see ``benchmarks/perf/milp.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import time
 import highspy
 import numpy as np
 
-from deplbench.formulations.saa_common import (
+from deplbench.formulations.saa.common import (
     SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
@@ -19,53 +19,10 @@ from deplbench.formulations.saa_common import (
     mip_start,
     saa_method,
 )
-from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.formulations.saa.io import configure, to_highs_lp
+from deplbench.formulations.saa.model import SubsetData, build
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
-
-#: feasibility tolerances (rows and integrality): the SAA check allows 1e-9 on the loss
-FEAS_TOL = 1e-9
-
-
-def to_highs_lp(model: SaaModel) -> highspy.HighsLp:
-    """A :class:`highspy.HighsLp` (row-wise matrix, integrality, names if the model has them)."""
-    A = model.A.tocsr()
-    A.sort_indices()
-    lp = highspy.HighsLp()
-    lp.num_col_ = model.n_vars
-    lp.num_row_ = model.n_cons
-    inf = highspy.kHighsInf
-    lp.col_cost_ = model.c
-    lp.col_lower_ = np.clip(model.lb, -inf, inf)
-    lp.col_upper_ = np.clip(model.ub, -inf, inf)
-    lp.row_lower_ = np.clip(model.row_lb, -inf, inf)
-    lp.row_upper_ = np.clip(model.row_ub, -inf, inf)
-    lp.offset_ = model.offset
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.num_col_ = model.n_vars
-    lp.a_matrix_.num_row_ = model.n_cons
-    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-    lp.a_matrix_.index_ = A.indices.astype(np.int32)
-    lp.a_matrix_.value_ = A.data
-    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
-                       for i in model.integer]
-    if model.names:
-        lp.col_names_ = model.names
-        lp.row_names_ = [f"r{i}" for i in range(model.n_cons)]
-    return lp
-
-
-def configure(h: highspy.Highs, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
-    """Quiet output, limits and tight tolerances (shared with the export round trip)."""
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-    h.setOptionValue("mip_rel_gap", float(mip_gap))
-    h.setOptionValue("mip_abs_gap", 0.0 if mip_gap == 0 else 1e-6)
-    h.setOptionValue("threads", int(threads))
-    h.setOptionValue("random_seed", int(seed))
-    h.setOptionValue("primal_feasibility_tolerance", FEAS_TOL)
-    h.setOptionValue("mip_feasibility_tolerance", FEAS_TOL)
-
 
 _S = highspy.HighsModelStatus
 #: HiGHS model status -> Status (a code not listed is ``unknown``).
@@ -96,7 +53,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                  mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
     """Build the matrices of one dataset selection and solve them with highspy.
 
-    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is
+    With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is
     passed as a MIP start (``setSolution``); its time counts as solve time.
     """
     t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """``milp-scip``: the SAA MILP matrices solved by OR-Tools' bundled SCIP (pywraplp).
 
-The matrices of :func:`deplbench.formulations.saa_model.build` are copied into an
+The matrices of :func:`deplbench.formulations.saa.model.build` are copied into an
 ``MPModelProto`` (one vectorised ``extend`` per row) and loaded with
 ``Solver.LoadModelFromProto``.
 """
@@ -12,7 +12,7 @@ import time
 import numpy as np
 from ortools.linear_solver import linear_solver_pb2, pywraplp
 
-from deplbench.formulations.saa_common import (
+from deplbench.formulations.saa.common import (
     SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
@@ -20,12 +20,9 @@ from deplbench.formulations.saa_common import (
     mip_start,
     saa_method,
 )
-from deplbench.formulations.saa_model import SaaModel, SubsetData, build
+from deplbench.formulations.saa.model import FEAS_TOL, SaaModel, SubsetData, build
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
-
-FEAS_TOL = 1e-9
-
 
 #: OR-Tools linear solver result -> Status (FEASIBLE / NOT_SOLVED: stopped at the limit).
 STATUS_MAP = {
@@ -61,7 +58,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                  mip_gap: float, threads: int, seed: int, start: bool = True) -> SubResult:
     """Build one dataset selection's matrices and solve them with SCIP.
 
-    With ``start``, the plan of :func:`~deplbench.formulations.saa_common.mip_start` is
+    With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is
     passed as a hint (``SetHint``); its time counts as solve time.
     """
     t0 = time.perf_counter()

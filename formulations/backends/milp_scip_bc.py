@@ -1,7 +1,7 @@
 """``milp-scip-bc``: SCIP (PySCIPOpt) branch-and-cut with the chance constraint enforced lazily.
 
 The decomposition of Luedtke (2014): the master holds the deterministic rows of
-:func:`~deplbench.formulations.saa_model.build` (model sequence, options, budget, fixed
+:func:`~deplbench.formulations.saa.model.build` (model sequence, options, budget, fixed
 scenario rows, objective cut, mixing rows) and the binaries ``v`` with ``sum v <= allowed``;
 the scenario rows that carry a ``v`` are **not** in it. A constraint handler
 
@@ -12,7 +12,7 @@ the scenario rows that carry a ``v`` are **not** in it. A constraint handler
   star inequality of the loss direction of scenario s);
 * separates fractional LP solutions (``conssepalp``): violated scenario rows, and the most
   violated star inequality of the cost mixing set (Luedtke, Ahmed and Nemhauser 2010;
-  :func:`~deplbench.formulations.saa_strength.star_cut`).
+  :func:`~deplbench.formulations.saa.strength.star_cut`).
 
 Lazy rows are invisible to presolve, so SCIP's dual reductions are switched off
 (``misc/allowstrongdualreds``, ``misc/allowweakdualreds``); primal presolve stays valid.
@@ -27,7 +27,7 @@ import time
 import numpy as np
 from pyscipopt import SCIP_RESULT, Conshdlr, Model, quicksum
 
-from deplbench.formulations.saa_common import (
+from deplbench.formulations.saa.common import (
     SAA_OUTPUTS,
     SAA_PARAMS,
     SAA_TEST_PARAMS,
@@ -35,12 +35,11 @@ from deplbench.formulations.saa_common import (
     mip_start,
     saa_method,
 )
-from deplbench.formulations.saa_model import SaaModel, SubsetData, build
-from deplbench.formulations.saa_strength import star_cut
+from deplbench.formulations.saa.model import FEAS_TOL, SaaModel, SubsetData, build
+from deplbench.formulations.saa.strength import star_cut
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
-FEAS_TOL = 1e-9
 #: a lazy row counts as violated above this (the registry's test of a scenario is 1e-9)
 VIOL_TOL = 1e-9
 #: most rows added per separation or enforcement round

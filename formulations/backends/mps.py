@@ -8,8 +8,8 @@ holding the same settings) and the tool paths ``{cbc}`` (the CBC binary bundled 
 The template is split like a shell line (no shell runs it). The process runs in its own process
 group with the run's limits (a memory limit set by the harness is inherited); past the time
 limit plus :data:`GRACE_S` the whole group is killed. The solution file (HiGHS, CBC or SCIP
-format, :mod:`deplbench.formulations.solfile`) is mapped back to a plan by column names, and the
-SAA loop of :func:`~deplbench.formulations.saa_common.run_saa` verifies it on the sample.
+format, :mod:`deplbench.formulations.backends.solfile`) is mapped back to a plan by column names, and the
+SAA loop of :func:`~deplbench.formulations.saa.common.run_saa` verifies it on the sample.
 ``optimal`` only where the external solver says so for the file (one dataset selection's SAA).
 """
 
@@ -29,9 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from deplbench.errors import InputError
-from deplbench.formulations.saa_common import SAA_PARAMS, SubResult, run_saa
-from deplbench.formulations.saa_model import SaaModel, SubsetData, build
-from deplbench.formulations.solfile import read_solution
+from deplbench.formulations.backends.solfile import read_solution
+from deplbench.formulations.saa.common import SAA_PARAMS, SubResult, run_saa
+from deplbench.formulations.saa.io import write_model
+from deplbench.formulations.saa.model import FEAS_TOL, SaaModel, SubsetData, build
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import Status
@@ -40,14 +41,13 @@ from deplbench.results import Status
 PRESETS: dict[str, str] = {
     "cbc": "{cbc} {mps} sec {time_limit} threads {threads} ratio {mip_gap} solve solu {sol}",
     "highs": "{highs} --model_file {mps} --solution_file {sol} --options_file {options}",
-    "scip": ("{python} -m deplbench.formulations.scip_file {mps} {sol} --time-limit {time_limit} "
+    "scip": ("{python} -m deplbench.formulations.backends.scip_file {mps} {sol} --time-limit {time_limit} "
              "--gap {mip_gap} --threads {threads} --seed {seed}"),
 }
 PLACEHOLDERS = ("mps", "sol", "time_limit", "mip_gap", "threads", "seed", "options", "cbc", "highs", "python")
 #: seconds past the time limit before the command's process group is killed
 GRACE_S = 5.0
 #: feasibility tolerance asked of HiGHS (as milp-highs-direct does)
-FEAS_TOL = 1e-9
 
 MPS_PARAMS = (
     Param("preset", str, "highs", "shipped command template", choices=tuple(PRESETS)),
@@ -136,19 +136,6 @@ def run_command(argv: list[str], *, timeout: float, env: dict[str, str], log: Pa
             raise
 
 
-def write_mps(model: SaaModel, path: Path) -> None:
-    """The model as a named MPS file (written by HiGHS, as ``deplbench export`` does)."""
-    import highspy
-
-    from deplbench.formulations.highs_direct import to_highs_lp
-
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(to_highs_lp(model))
-    if h.writeModel(str(path)) != highspy.HighsStatus.kOk:
-        raise OSError(f"HiGHS could not write {path}")
-
-
 def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
     """Column values by name (absent columns are 0); an unknown name is a ValueError."""
     index = {n: j for j, n in enumerate(model.names)}
@@ -174,7 +161,7 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
     with tempfile.TemporaryDirectory(prefix="deplbench-mps-") as tmp:
         d = Path(tmp)
         mps, sol, opts, log = d / "model.mps", d / "model.sol", d / "highs.opt", d / "log.txt"
-        write_mps(model, mps)
+        write_model(model, mps)
         limit = max(time_limit - (time.perf_counter() - t0), 0.01)
         _options(opts, time_limit=limit, mip_gap=mip_gap, threads=threads, seed=seed)
         values = {"mps": str(mps), "sol": str(sol), "options": str(opts), "time_limit": f"{limit:.3f}",

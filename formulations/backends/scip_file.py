@@ -1,6 +1,6 @@
 """Solve an MPS file with SCIP (pyscipopt) and write SCIP's solution file: the ``scip`` preset of ``mps``.
 
-``python -m deplbench.formulations.scip_file MODEL.mps OUT.sol [--time-limit T] [--gap G]
+``python -m deplbench.formulations.backends.scip_file MODEL.mps OUT.sol [--time-limit T] [--gap G]
 [--threads N] [--seed S]`` behaves like ``scip -c "read MODEL.mps optimize write solution OUT.sol
 quit"``: the file starts with ``solution status: ...`` (SCIP's own status text), then
 ``objective value:`` and the nonzero columns, or ``no solution available``. It runs in its own

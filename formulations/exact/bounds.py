@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.formulations.exact_laws import LabelStore, min_law
-from deplbench.instances.distributions import Dist, model_noise, penalty_dist
-from deplbench.instances.loss import LossTerms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.formulations.exact.laws import LabelStore, min_law
+from deplbench.instances.evaluator.loss import LossTerms
+from deplbench.instances.evaluator.quantile import quantile_bracket
+from deplbench.instances.laws.distributions import Dist, penalty_dist
+from deplbench.instances.laws.noise import model_noise
 
 __all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
 

@@ -21,13 +21,13 @@ allowed to train (only U = all clusters when D has no transfer cost):
      the exact cheapest allocation is computed and the entry goes back with its
      exact cost;
    * a popped *exact* entry: each surviving sequence is decided by the evaluator's
-     own test (:func:`~deplbench.instances.evaluate.certify` with ``decide=target``,
+     own test (:func:`~deplbench.instances.evaluator.evaluate.certify` with ``decide=target``,
      feasible iff ``hi <= target``); the first feasible one is optimal, since every
      other entry's key is a lower bound on its cost.
 
 The result is **optimal among plans certified at the evaluator's tolerance**: a
 plan whose certified bracket still straddles the target at the finest width counts
-as infeasible, exactly as :func:`~deplbench.instances.evaluate.evaluate` does.
+as infeasible, exactly as :func:`~deplbench.instances.evaluator.evaluate.evaluate` does.
 ``infeasible`` is proven in the same sense. On ``time_limit`` the result is
 ``timeout`` with the best certified plan found so far (if any) and the smallest
 key left in the heap as a lower bound. Instances whose enumeration exceeds
@@ -46,10 +46,10 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
-from deplbench.instances.evaluate import DEFAULT_RTOL, certify
-from deplbench.instances.loss import loss_terms
+from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.plan import Plan
-from deplbench.instances.quantile import quantile_bracket
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
 from deplbench.params import Param
 from deplbench.registry import register_solver
@@ -140,7 +140,7 @@ class _Search:
 
     @staticmethod
     def _nonneg(model) -> bool:
-        from deplbench.instances.distributions import model_noise
+        from deplbench.instances.laws.noise import model_noise
 
         d = model_noise(model)
         return (d.value >= 0) if d.is_constant else d.lower >= 0

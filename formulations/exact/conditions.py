@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.formulations.exact_bounds import SKEW, Bounder
-from deplbench.instances.loss import LossTerms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.formulations.exact.bounds import SKEW, Bounder
+from deplbench.instances.evaluator.loss import LossTerms
+from deplbench.instances.evaluator.quantile import quantile_bracket
 
 
 @dataclass

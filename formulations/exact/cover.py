@@ -30,13 +30,13 @@ from statistics import NormalDist
 
 import numpy as np
 
-from deplbench.formulations.exact_bounds import MARGIN_RTOL, Bounder
-from deplbench.formulations.exact_laws import min_law
-from deplbench.formulations.exact_lifted import Rounded, lifted
-from deplbench.formulations.exact_search import Timeout
-from deplbench.instances.distributions import Dist
-from deplbench.instances.loss import LossTerms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.formulations.exact.bounds import MARGIN_RTOL, Bounder
+from deplbench.formulations.exact.laws import min_law
+from deplbench.formulations.exact.lifted import Rounded, lifted
+from deplbench.formulations.exact.search import Timeout
+from deplbench.instances.evaluator.loss import LossTerms
+from deplbench.instances.evaluator.quantile import quantile_bracket
+from deplbench.instances.laws.distributions import Dist
 
 EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
 ADDED_EPS = {2: 0.02, 3: 0.04, 4: 0.06, 5: 0.08}  # the same for the tangents added during a search

@@ -37,10 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
-from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_incumbent import BlockScan
-from deplbench.formulations.exact_region import RegionBound
-from deplbench.formulations.exact_search import Runs, SequenceSearch, Timeout, WorkLimit
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.incumbent import BlockScan
+from deplbench.formulations.exact.region import RegionBound
+from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
 from deplbench.params import Param

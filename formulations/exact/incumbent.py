@@ -8,7 +8,7 @@ the cheapest one the evaluator certifies. Adding epochs at the end of the last r
 raises the loss when every noise law is non-negative (one more term ``-g a X <= 0``, no new
 switch), so the least certified length of a run is found by bisection. It is a heuristic:
 only its plans' costs matter, and every plan it returns is certified by the evaluator's own
-decision (:func:`~deplbench.instances.evaluate.certify`, ``decide=target``).
+decision (:func:`~deplbench.instances.evaluator.evaluate.certify`, ``decide=target``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from deplbench.instances.evaluate import DEFAULT_RTOL, certify
-from deplbench.instances.loss import loss_terms
+from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
+from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
 
 SPLIT_STEP = 4  # the first run's length in two-block scans: every SPLIT_STEP epochs

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from deplbench.instances.distributions import Dist, constant_dist
+from deplbench.instances.laws.distributions import Dist, constant_dist
 
 
 class LabelStore:

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from deplbench.instances.distributions import Dist
+from deplbench.instances.laws.distributions import Dist
 
 FLAT = 0.05  # slope below the pivot of a small coordinate's law, relative to its upper weight
 

@@ -25,14 +25,14 @@ import math
 
 import numpy as np
 
-from deplbench.formulations.exact_bounds import Bounder
-from deplbench.formulations.exact_conditions import (
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.conditions import (
     Condition,
     conditions,
     linear_condition,
     walkable,
 )
-from deplbench.formulations.exact_cover import (
+from deplbench.formulations.exact.cover import (
     COVER_AFTER,
     LATE,
     MAX_SIZE,

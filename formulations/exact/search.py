@@ -4,7 +4,7 @@ Sequences are generated depth first, one epoch at a time, never materialised. A 
 is cut when the relaxed loss of all its completions (:class:`~.exact_bounds.Bounder`) is
 proven above the target, or when a stored refutation dominates it (same prefix, no fewer
 remaining epochs of each model, no smaller data effect ``g``). A complete sequence is
-decided by the evaluator's own test (:func:`~deplbench.instances.evaluate.certify` with
+decided by the evaluator's own test (:func:`~deplbench.instances.evaluator.evaluate.certify` with
 ``decide=target``). Proofs: ``docs/exact.md``.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 
-from deplbench.formulations.exact_bounds import Bounder, Prefix
+from deplbench.formulations.exact.bounds import Bounder, Prefix
 from deplbench.formulations.sequences import run_models
-from deplbench.instances.evaluate import DEFAULT_RTOL, certify
-from deplbench.instances.loss import loss_terms
+from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
+from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...)

@@ -6,11 +6,11 @@ of sequences grows like ``2^K``; but a sequence with b blocks makes b - 1 switch
 switch pays a penalty. This module splits the plans of a count vector q into
 
 * the sequences of at most ``B`` blocks, enumerated **exactly** (loss of each sequence in each
-  scenario, as :func:`deplbench.formulations.saa_start.sequence_losses` computes it), with
+  scenario, as :func:`deplbench.formulations.saa.start.sequence_losses` computes it), with
   ``B`` the largest block count whose sequences number at most :data:`MAX_BLOCK_SEQUENCES`;
 * one **relaxed** column per q for the plans of more than ``B`` blocks (at least ``B``
   switches): progress within the count-vector bounds of
-  :class:`~deplbench.formulations.saa_strength._Progress`, penalties at least the ``B``
+  :class:`~deplbench.formulations.saa.strength._Progress`, penalties at least the ``B``
   smallest per-epoch least penalties over the epochs ``2..sum q`` plus every further negative
   one, at most every positive per-epoch largest penalty there.
 
@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_data import SubsetData, cheapest_start
+from deplbench.formulations.saa.data import SubsetData, cheapest_start
 from deplbench.instances.plan import Plan
 
 #: most exactly enumerated block sequences (over all block counts up to B)
@@ -177,7 +177,7 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
 
     Count vectors are allocated exactly in increasing order of their bound ``lb`` until the best
     cost is at most the next bound (then it is the cheapest such plan), at ``deadline`` or after
-    :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
+    :data:`~deplbench.formulations.saa.data.MAX_ALLOCATIONS` allocations.
     """
     if not feasible:
         return None

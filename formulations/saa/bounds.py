@@ -20,7 +20,7 @@
   (model, option) pairs.
 
 The exact certification (the evaluator's bracket of the violation probability,
-:func:`deplbench.instances.quantile.violation_bracket`) is reported beside the bound.
+:func:`deplbench.instances.evaluator.quantile.violation_bracket`) is reported beside the bound.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ import numpy as np
 from scipy import stats
 
 from deplbench.errors import InputError
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.quantile import violation_bracket
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.quantile import violation_bracket
 from deplbench.instances.semantics import data_effect
 from deplbench.registry import get_solver, solve
 from deplbench.results import Status

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.errors import InputError
-from deplbench.instances.evaluate import plan_costs
+from deplbench.instances.evaluator.evaluate import plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
 from deplbench.instances.semantics import data_effect, nonempty_subsets, within_budget
@@ -28,7 +28,7 @@ MAX_SUBSETS = 1024
 #: margin (relative to loss.initial) of the retry when a plan fails the check at margin 0
 RETRY_MARGIN = 1e-7
 #: The parameters every SAA MILP backend declares (docs/formulations.md; defaults: the best
-#: rung of benchmarks/bench_saa_ladder.py).
+#: rung of benchmarks/perf/saa_ladder.py).
 SAA_PARAMS = (
     Param("scenarios", int, 200, "scenarios S of the sample-average approximation", low=1, high=100_000),
     Param("formulation", str, "aggregated", "MILP formulation", choices=("aggregated", "time_indexed")),
@@ -122,8 +122,8 @@ SolveSubset = Callable[..., SubResult]
 
 def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str) -> str:
     """Refuse unknown options (``InputError``); ``cuts`` as a string (booleans: quantile / none)."""
-    from deplbench.formulations.saa_model import FORMULATIONS
-    from deplbench.formulations.saa_strength import BIGM_CHOICES, CUT_CHOICES, FIXING_CHOICES
+    from deplbench.formulations.saa.model import FORMULATIONS
+    from deplbench.formulations.saa.strength import BIGM_CHOICES, CUT_CHOICES, FIXING_CHOICES
 
     if isinstance(cuts, bool):
         cuts = "quantile" if cuts else "none"
@@ -137,11 +137,11 @@ def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str
 
 
 def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
-    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa_strength`."""
+    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa.strength`."""
     from dataclasses import replace
 
-    from deplbench.formulations.saa_cuts import quantile_cut_sets
-    from deplbench.formulations.saa_strength import strengthen
+    from deplbench.formulations.saa.cuts import quantile_cut_sets
+    from deplbench.formulations.saa.strength import strengthen
 
     if cuts in ("quantile", "mixing"):
         data = replace(data, cut_sets=quantile_cut_sets(data))
@@ -167,12 +167,12 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     ``solve_subset(data, formulation=..., margin=..., time_limit=...)`` solves one
     selection. Statuses combine as documented in ``docs/formulations.md``: optimal only
     if every selection is optimal or infeasible. With ``root``, the LP relaxation of each
-    selection's model is solved too (:mod:`~deplbench.formulations.saa_root`).
+    selection's model is solved too (:mod:`~deplbench.formulations.saa.root`).
     """
     from dataclasses import replace
 
-    from deplbench.formulations.saa_model import subset_data
-    from deplbench.formulations.saa_root import lp_bound
+    from deplbench.formulations.saa.model import subset_data
+    from deplbench.formulations.saa.root import lp_bound
 
     cuts = check_options(formulation, scenarios, cuts, bigm, fixing)
     strong: dict = {}
@@ -232,9 +232,9 @@ def mip_start(model, deadline: float) -> np.ndarray | None:
     """Column vector of a start plan, or None.
 
     The plan of the block enumeration (``SubsetData.start``, cyclic ``per_run`` switch graphs)
-    if the strengthening found one, else :func:`~deplbench.formulations.saa_start.enumerated_start`'s.
+    if the strengthening found one, else :func:`~deplbench.formulations.saa.start.enumerated_start`'s.
     """
-    from deplbench.formulations.saa_start import encode, enumerated_start
+    from deplbench.formulations.saa.start import encode, enumerated_start
 
     plan = model.data.start if model.data.start is not None else enumerated_start(model.data, deadline)
     if plan is None:
@@ -295,7 +295,7 @@ def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, 
         bound = None
     ex = dict(extra)
     if "root_bound" in ex:
-        from deplbench.formulations.saa_root import root_gap
+        from deplbench.formulations.saa.root import root_gap
 
         if not math.isfinite(ex["root_bound"]):
             ex["root_bound"] = math.nan  # an infeasible LP has no gap to report

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from deplbench.formulations.saa_data import SubsetData, cut_coefs
-from deplbench.formulations.saa_model import build
+from deplbench.formulations.saa.data import SubsetData, cut_coefs
+from deplbench.formulations.saa.model import build
 
 
 def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> tuple[np.ndarray, ...]:
@@ -22,7 +22,7 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> 
     """
     import highspy
 
-    from deplbench.formulations.highs_direct import to_highs_lp
+    from deplbench.formulations.saa.io import to_highs_lp
 
     S, M, _ = data.imp.shape
     a1 = data.allowed + 1

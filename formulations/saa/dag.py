@@ -3,12 +3,12 @@
 In an acyclic switch graph a plan is one block per model used, in the only order the graph
 allows (a Hamiltonian path of a DAG is unique), so every count vector has at most one
 sequence. :func:`sequence_columns` yields the loss of each sequence in every scenario for
-:func:`~deplbench.formulations.saa_strength.count_bounds`, computed column-major ``(C, S)``
+:func:`~deplbench.formulations.saa.strength.count_bounds`, computed column-major ``(C, S)``
 (each switch penalty is a contiguous row of the transposed penalty table, so the gathers
 are row copies) and handed over as transposed views of shape ``(S, C)``.
 
 The same pass also decides which sequences meet the SAA at the registry's tolerance
-(1e-9 absolute, as :func:`~deplbench.formulations.saa_start.enumerated_start`), and
+(1e-9 absolute, as :func:`~deplbench.formulations.saa.start.enumerated_start`), and
 :func:`dag_start` picks the plan ``enumerated_start`` would pick (same loss arithmetic, same
 lower-bound order, ties broken in the order of its depth-first enumeration) without
 enumerating and evaluating every sequence a second time.
@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.saa_data import (
+from deplbench.formulations.saa.data import (
     SubsetData,
     cheapest_start,
 )
@@ -151,7 +151,7 @@ def dag_start(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[in
     :data:`START_TOL`), ``decode`` an id to the sequence (``_Picker.decode``);
     ``lb`` are the allocation lower bounds of ``Q``. Count vectors are allocated exactly in
     increasing ``lb`` (ties: depth-first enumeration order) until the best cost is at most the
-    next bound, at ``deadline`` or after :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
+    next bound, at ``deadline`` or after :data:`~deplbench.formulations.saa.data.MAX_ALLOCATIONS` allocations.
     """
     if not feasible:
         return None

@@ -1,8 +1,8 @@
 """Numbers of the SAA of one dataset selection (MODEL.md section 5), as arrays.
 
 :func:`subset_data` turns an instance, a dataset selection and a scenario sample into a
-:class:`SubsetData`; :mod:`deplbench.formulations.saa_model` assembles the MILP from it and
-:mod:`deplbench.formulations.saa_strength` attaches the strengthening (quantile big-M,
+:class:`SubsetData`; :mod:`deplbench.formulations.saa.model` assembles the MILP from it and
+:mod:`deplbench.formulations.saa.strength` attaches the strengthening (quantile big-M,
 fixed scenarios, objective rows) that every backend writes alike.
 """
 

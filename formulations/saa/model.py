@@ -1,6 +1,6 @@
 """Backend-neutral SAA MILP of MODEL.md section 5, as sparse matrices.
 
-One dataset selection at a time (g and Q fixed, see :mod:`deplbench.formulations.saa_common`).
+One dataset selection at a time (g and Q fixed, see :mod:`deplbench.formulations.saa.common`).
 :func:`subset_data` turns an instance, a selection and a scenario sample into
 numeric arrays; :func:`build` assembles either formulation
 
@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from deplbench.errors import InputError
-from deplbench.formulations.saa_data import (
+from deplbench.formulations.saa.data import (
     ObjRow,
     RowPlan,
     SubsetData,
@@ -35,6 +35,8 @@ __all__ = ["FORMULATIONS", "ObjRow", "RowPlan", "SaaModel", "SubsetData", "build
            "subset_data"]
 
 FORMULATIONS = ("aggregated", "time_indexed")
+#: feasibility tolerance of every solver on the SAA rows (the SAA check allows 1e-9 on the loss)
+FEAS_TOL = 1e-9
 INF = np.inf
 
 

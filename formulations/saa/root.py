@@ -1,6 +1,6 @@
 """Root LP bound of the SAA MILP as built (``extra["root_bound"]``, ``["root_gap"]``).
 
-The LP relaxation of :func:`~deplbench.formulations.saa_model.build`'s aggregated model of one
+The LP relaxation of :func:`~deplbench.formulations.saa.model.build`'s aggregated model of one
 dataset selection, with the strengthening of the run (big-M, fixed rows, cuts, objective and
 mixing rows), solved by HiGHS. Every backend writes the same rows, so this is the root bound
 before any solver-specific presolve or cuts; ``root_gap`` compares it with the returned plan's
@@ -14,8 +14,8 @@ import math
 
 import highspy
 
-from deplbench.formulations.highs_direct import to_highs_lp
-from deplbench.formulations.saa_model import SubsetData, build
+from deplbench.formulations.saa.io import to_highs_lp
+from deplbench.formulations.saa.model import SubsetData, build
 
 
 def lp_bound(data: SubsetData, time_limit: float) -> float | None:

@@ -1,7 +1,7 @@
 """MIP starts for the SAA MILPs: a plan as a solution vector, and a good plan by enumeration.
 
 :func:`encode` writes any plan of a dataset selection as a column vector of a
-:class:`~deplbench.formulations.saa_model.SaaModel` (the inverse of ``decode``); the tests
+:class:`~deplbench.formulations.saa.model.SaaModel` (the inverse of ``decode``); the tests
 use it to check that every SAA-feasible plan satisfies every row, cut included.
 :func:`enumerated_start` finds a cheap SAA-feasible plan in ``per_run`` mode: it evaluates
 every model sequence allowed by the switch graph on the sample (losses depend on the
@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_data import cheapest_start
-from deplbench.formulations.saa_model import SaaModel, SubsetData
+from deplbench.formulations.saa.data import cheapest_start
+from deplbench.formulations.saa.model import SaaModel, SubsetData
 from deplbench.formulations.sequences import Refused, enumerate_sequences
 from deplbench.instances.plan import Plan
 
@@ -100,7 +100,7 @@ def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:
     registry's test). Count vectors are tried by increasing allocation lower bound; the
     search stops when the best exact cost is at most the next lower bound (then the start
     is the cheapest plan of the enumeration, up to transfer costs), at ``deadline``
-    (``time.perf_counter()``) or after :data:`~deplbench.formulations.saa_data.MAX_ALLOCATIONS` allocations.
+    (``time.perf_counter()``) or after :data:`~deplbench.formulations.saa.data.MAX_ALLOCATIONS` allocations.
     """
     if not data.per_run:
         return None

@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa_blocks import block_columns, block_limit, dp_fits, start_plan
-from deplbench.formulations.saa_dag import dag_start, sequence_columns
-from deplbench.formulations.saa_data import ObjRow, SubsetData
+from deplbench.formulations.saa.blocks import block_columns, block_limit, dp_fits, start_plan
+from deplbench.formulations.saa.dag import dag_start, sequence_columns
+from deplbench.formulations.saa.data import ObjRow, SubsetData
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
 MAX_COUNT_VECTORS = 400_000
@@ -181,9 +181,9 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
     Exact sequence losses where the switch graph is acyclic (``per_run``,
-    :mod:`~deplbench.formulations.saa_dag`, which also gives the start plan there); with cycles
+    :mod:`~deplbench.formulations.saa.dag`, which also gives the start plan there); with cycles
     (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
-    column per count vector for longer ones (:mod:`~deplbench.formulations.saa_blocks`); else
+    column per count vector for longer ones (:mod:`~deplbench.formulations.saa.blocks`); else
     the count-vector progress bounds.
     """
     t0 = time.perf_counter()

@@ -23,7 +23,7 @@ import itertools
 import math
 from collections.abc import Callable
 
-from deplbench.heuristics.stage1_datasets import ranked_datasets
+from deplbench.heuristics.datasets.selection import ranked_datasets
 
 EXHAUSTIVE_MAX = 4  # 15 sets; beyond, the local search
 

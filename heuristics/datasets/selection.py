@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cache
 
-from deplbench.heuristics.submodular import ranked_minimisers, submodularity_violation
-from deplbench.instances.evaluate import certify
-from deplbench.instances.loss import loss_terms
-from deplbench.instances.quantile import quantile_bracket
+from deplbench.heuristics.datasets.submodular import ranked_minimisers, submodularity_violation
+from deplbench.instances.evaluator.evaluate import certify
+from deplbench.instances.evaluator.loss import loss_terms
+from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.semantics import data_effect, epoch_time
 
 

@@ -1,7 +1,7 @@
 """DepL stage 2's expanded graph: the layered dynamic program over (model, time bucket, loss bucket).
 
 Vertices are (model, epoch k, time bucket i of T_max/eta, loss bucket j of R/eta); see
-:mod:`deplbench.heuristics.stage2_models` for the surrogates that give the loss
+:mod:`deplbench.heuristics.models.selection` for the surrogates that give the loss
 resource. The DP keeps ``S_k[m, i, j]``, the least cost of a path of k epochs ending on
 model m with rounded time i and rounded gain j (saturating at the top bucket L).
 
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.heuristics.stage2_layers import Box, Layer, shift_box, union_box
+from deplbench.heuristics.models.layers import Box, Layer, shift_box, union_box
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
-    from deplbench.heuristics.stage2_models import Surrogate
+    from deplbench.heuristics.models.selection import Surrogate
 
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.

@@ -1,4 +1,4 @@
-"""Boxes and layers of DepL stage 2's dynamic program (:mod:`deplbench.heuristics.stage2_graph`).
+"""Boxes and layers of DepL stage 2's dynamic program (:mod:`deplbench.heuristics.models.graph`).
 
 A layer keeps, per model, only the bounding box of its finite entries (the least costs of
 the states (time bucket i, loss bucket j) inside it) and the column minima of that box.

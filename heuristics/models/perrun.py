@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from deplbench.heuristics.stage2_models import Surrogate, _coefficients, _penalties
-from deplbench.instances.distributions import model_noise, penalty_dist
-from deplbench.instances.loss import LossTerms
-from deplbench.instances.plain_quantile import plain_bracket
+from deplbench.heuristics.models.selection import Surrogate, _coefficients, _penalties
+from deplbench.instances.evaluator.loss import LossTerms
+from deplbench.instances.evaluator.plain_quantile import plain_bracket
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import model_noise
 
 LAMBDAS = np.array([0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7,
                     0.75, 0.8, 0.85, 0.9, 0.95])  # mixture weights of the first model (1.0 = the corner)

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.heuristics.stage2_graph import ExpandedGraph
-from deplbench.instances.distributions import model_noise, penalty_dist
-from deplbench.instances.noise_laws import law, legendre_nodes
+from deplbench.heuristics.models.graph import ExpandedGraph
+from deplbench.instances.laws.distributions import penalty_dist
+from deplbench.instances.laws.noise import law, legendre_nodes, model_noise
 from deplbench.instances.semantics import progress_matrix
 
 _GL_X, _GL_W = legendre_nodes()

@@ -4,7 +4,7 @@
 * :mod:`~deplbench.instances.calibration.pipeline`: curves -> a ``depl-calibration/1`` parameter file;
 * :mod:`~deplbench.instances.calibration.fit`: maximum-likelihood fits and goodness of fit of the noise laws;
 * :mod:`~deplbench.instances.calibration.plots`: the figures of the report;
-* :mod:`~deplbench.instances.calibration.cli_calibrate`: ``deplbench train-curves`` and ``calibrate``.
+* :mod:`~deplbench.cli.calibrate`: ``deplbench train-curves`` and ``calibrate``.
 
-The ``calibrated`` instance family (:mod:`deplbench.instances.calibrated`) reads the parameter files.
+The ``calibrated`` instance family (:mod:`deplbench.instances.families.calibrated`) reads the parameter files.
 """

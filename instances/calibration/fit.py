@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from deplbench.instances.noise_laws import FITTABLE, NOISE_LAWS
+from deplbench.instances.laws.noise import FITTABLE, NOISE_LAWS
 
 NOISE_FAMILIES = FITTABLE
 DF_BOUNDS = (0.5, 200.0)  # the truncated t's degrees of freedom are kept in this range

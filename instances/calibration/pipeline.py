@@ -34,7 +34,7 @@ from deplbench.instances.calibration.fit import (
     fit_truncated_t,
     penalty_gof,
 )
-from deplbench.instances.distributions import penalty_dist
+from deplbench.instances.laws.distributions import penalty_dist
 from deplbench.instances.schema import Penalty
 
 REQUIRED_COLUMNS = ("run", "model", "epoch", "loss")

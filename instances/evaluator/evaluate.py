@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from deplbench.instances.loss import LossTerms, loss_terms
+from deplbench.instances.evaluator.loss import LossTerms, loss_terms
+from deplbench.instances.evaluator.quantile import Bracket, floored_mean, quantile_bracket
 from deplbench.instances.plan import Plan
-from deplbench.instances.quantile import Bracket, floored_mean, quantile_bracket
 from deplbench.instances.semantics import (
     data_effect,
     epoch_cost,

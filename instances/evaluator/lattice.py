@@ -1,6 +1,6 @@
 """Upper rounding of one loss term ``T = c Z`` onto the lattice ``{j h}`` from a cached CDF table.
 
-The certified bracket (:mod:`deplbench.instances.quantile`) needs, for every term, a
+The certified bracket (:mod:`deplbench.instances.evaluator.quantile`) needs, for every term, a
 sub-probability vector ``G`` on the lattice with (proof: ``docs/evaluator.md``)
 
     G(x) <= P(T <= x)  and  P(T <= x) <= G(x + s) + b   for every x,

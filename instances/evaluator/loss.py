@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.instances.distributions import Dist, model_noise, penalty_dist
+from deplbench.instances.laws.distributions import Dist, penalty_dist
+from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.semantics import progress
 
 

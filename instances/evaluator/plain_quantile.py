@@ -2,7 +2,7 @@
 
 Generated instances derive their loss target from a certified quantile of a reference
 plan (``random`` and the families built on it, ``calibrated``). The evaluator's bracket
-has since become faster (:mod:`deplbench.instances.lattice`: tabulated CDFs, lumped tails)
+has since become faster (:mod:`deplbench.instances.evaluator.lattice`: tabulated CDFs, lumped tails)
 and its figures moved within the bracket width; generating with that bracket would change
 every generated instance. This module keeps the plain construction bit for bit (one CDF
 call per lattice point, slack ``h`` per term, ``h = width / (n + 1)``, tails dropped), so
@@ -18,8 +18,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal
 
-from deplbench.instances.lattice import merge_smallest
-from deplbench.instances.loss import LossTerms, loss_terms
+from deplbench.instances.evaluator.lattice import merge_smallest
+from deplbench.instances.evaluator.loss import LossTerms, loss_terms
 from deplbench.instances.semantics import data_effect
 
 EPS = np.finfo(float).eps

@@ -3,7 +3,7 @@
 Method (see docs/evaluator.md for the proof):
 
 1. Every term T_i = coef_i Z_i is rounded up onto the common lattice {j h} from a cached
-   CDF table of Z_i (:mod:`deplbench.instances.lattice`): a lattice CDF G_i with
+   CDF table of Z_i (:mod:`deplbench.instances.evaluator.lattice`): a lattice CDF G_i with
    G_i(x) <= P(T_i <= x) <= G_i(x + s_i) + b_i, slack s_i = h + |coef_i| d_i <= 1.125 h.
 2. The lattice vectors are convolved (real FFT or direct, Huffman order); after each
    convolution the lower tail below 1e-9 is lumped at its upper end and the upper tail
@@ -15,7 +15,7 @@ Method (see docs/evaluator.md for the proof):
    lo = (first lattice point with F + beta + err >= omega) - s.
 
 The width is about h + s; h is chosen from the requested width. Sums of many terms (at least
-``smooth.MIN_TERMS``) first try the histogram bracket of :mod:`deplbench.instances.smooth`,
+``smooth.MIN_TERMS``) first try the histogram bracket of :mod:`deplbench.instances.evaluator.smooth`,
 whose per-term error is second order in h, at a 5-10 times coarser lattice.
 """
 
@@ -28,9 +28,15 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft
 
-from deplbench.instances import smooth
-from deplbench.instances.lattice import GRID_FRACTION, core, lump_trim, merge_smallest, term_pmf
-from deplbench.instances.loss import LossTerms
+from deplbench.instances.evaluator import smooth
+from deplbench.instances.evaluator.lattice import (
+    GRID_FRACTION,
+    core,
+    lump_trim,
+    merge_smallest,
+    term_pmf,
+)
+from deplbench.instances.evaluator.loss import LossTerms
 
 EPS = np.finfo(float).eps
 MAX_POINTS = 1 << 21  # lattice points per term, at most

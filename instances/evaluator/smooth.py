@@ -1,9 +1,9 @@
 """Certified quantile bracket with histogram terms: the fast path for sums of many terms.
 
-The lattice bracket of :mod:`deplbench.instances.quantile` pays a slack of about ``h`` per term
+The lattice bracket of :mod:`deplbench.instances.evaluator.quantile` pays a slack of about ``h`` per term
 (the rounding), so a bracket of width ``W`` over ``n`` terms needs ``h ~ W / (1.1 n)``. Here a term
 ``T = c Z`` with a bounded unimodal density may instead be replaced by its *histogram*
-``A = L - V`` (``L`` the term's lattice variable of :func:`~deplbench.instances.lattice.term_pmf`,
+``A = L - V`` (``L`` the term's lattice variable of :func:`~deplbench.instances.evaluator.lattice.term_pmf`,
 ``V ~ U(0, h)`` independent): ``F_A`` is the linear interpolation of the lattice CDF, and
 
     P(T + R <= x) >= P(A + R <= x) - l M(R),
@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, special
 
-from deplbench.instances.lattice import lump_trim, term_pmf
+from deplbench.instances.evaluator.lattice import lump_trim, term_pmf
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -238,7 +238,7 @@ def term_parts(terms, h: float, hist: list[bool]):
 def fft_error(N: int) -> float:
     """L1 round-off bound of one FFT convolution of length ``N`` of two vectors of mass <= 1.
 
-    As in :func:`deplbench.instances.quantile._convolve`: Higham's 2-norm bound with a safety
+    As in :func:`deplbench.instances.evaluator.quantile._convolve`: Higham's 2-norm bound with a safety
     factor 5, then Cauchy-Schwarz to L1.
     """
     gamma = 5 * math.ceil(math.log2(max(N, 2))) * EPS

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from deplbench.errors import InputError
 from deplbench.instances.calibration.pipeline import PARAMS_SCHEMA
+from deplbench.instances.evaluator.plain_quantile import plain_hi
+from deplbench.instances.families.paper import LEVELS
 from deplbench.instances.io import instance_from_dict, read_json
-from deplbench.instances.paper import LEVELS
-from deplbench.instances.plain_quantile import plain_hi
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
 from deplbench.params import Param

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from deplbench.instances.evaluate import plan_costs
+from deplbench.instances.evaluator.evaluate import plan_costs
+from deplbench.instances.evaluator.plain_quantile import plain_hi
 from deplbench.instances.io import instance_from_dict
-from deplbench.instances.plain_quantile import plain_hi
 from deplbench.instances.plan import Plan
 from deplbench.instances.schema import Instance
 from deplbench.params import Param
@@ -117,7 +117,7 @@ def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: i
 def finish(data: dict, source: str = "random") -> Instance:
     """Scale progress, then set the time budget and the loss target from the reference plan.
 
-    Shared by the families built on this one (:mod:`deplbench.instances.study_families`),
+    Shared by the families built on this one (:mod:`deplbench.instances.families.studies`),
     which change a drafted ``data`` before finishing it.
     """
     _scale_progress(data)

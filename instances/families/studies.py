@@ -1,6 +1,6 @@
 """Instance families in which DepL's parameters and stages matter (issue 16); see ``docs/families.md``.
 
-Each is a ``random`` instance (:mod:`deplbench.instances.random_family`) changed where
+Each is a ``random`` instance (:mod:`deplbench.instances.families.random`) changed where
 the study needs it, then finished like ``random`` (budget 1.2 x the reference plan's
 time, target just above its certified quantile), so every instance is feasible by
 construction and its reference cost bounds the optimum.
@@ -26,7 +26,7 @@ import json
 
 import numpy as np
 
-from deplbench.instances.random_family import finish, random_instance
+from deplbench.instances.families.random import finish, random_instance
 from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family

@@ -103,14 +103,6 @@ def constant_dist(v: float, name: str = "constant") -> Dist:
     return Dist(name, f, g, c, c, v, 0.0, v, v, v, value=v)
 
 
-@lru_cache(maxsize=256)
-def noise_dist(family: str, mean: float, var: float | None) -> Dist:
-    """The improvement-factor distribution parameterised by mean and variance (one table: noise_laws)."""
-    from deplbench.instances.noise_laws import law
-
-    return law(family, var).dist(mean, var or 0.0)
-
-
 def _base(family: str, df: float | None, loc: float, scale: float):
     """Standardised base cdf, sf, ppf of a penalty's untruncated law."""
     if family == "t":
@@ -185,9 +177,3 @@ def _penalty_dist(family: str, low: float, high: float, df, loc, scale, value) -
 def penalty_dist(p) -> Dist:
     """The truncated penalty law of a :class:`~deplbench.instances.schema.Penalty`."""
     return _penalty_dist(p.family, p.low, p.high, p.df, p.loc, p.scale, p.value)
-
-
-def model_noise(model) -> Dist:
-    """The improvement-factor law of a :class:`~deplbench.instances.schema.Model`."""
-    n = model.noise
-    return noise_dist(n.family, n.mean, n.var)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from scipy import special, stats
 
-from deplbench.instances.distributions import Dist, constant_dist
+from deplbench.instances.laws.distributions import Dist, constant_dist
 
 Array = np.ndarray
 _GH_X, _GH_W = np.polynomial.hermite.hermgauss(80)
@@ -202,3 +203,15 @@ def law(family: str, var: float | None = None) -> NoiseLaw:
         return NOISE_LAWS[family]
     except KeyError:
         raise ValueError(f"unknown noise family {family!r}") from None
+
+
+@lru_cache(maxsize=256)
+def noise_dist(family: str, mean: float, var: float | None) -> Dist:
+    """The improvement-factor distribution parameterised by mean and variance (one table: :data:`NOISE_LAWS`)."""
+    return law(family, var).dist(mean, var or 0.0)
+
+
+def model_noise(model) -> Dist:
+    """The improvement-factor law of a :class:`~deplbench.instances.schema.Model`."""
+    n = model.noise
+    return noise_dist(n.family, n.mean, n.var)

@@ -6,45 +6,44 @@ The Python API, for notebooks::
     inst = db.load_paper("paper-alexnet-per_run-t9")
     res = db.solve("depl", inst, {"eta": 200, "eps": 0.05})
     res.evaluation.quantile_bounds
+
+This facade imports its names on first use (PEP 562), so ``import deplbench`` and the CLI start
+fast; nothing inside the package imports the facade.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("depl-bench")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+import importlib
 
-from deplbench.errors import InputError  # noqa: E402
-from deplbench.instances import (  # noqa: E402
-    Evaluation,
-    Instance,
-    Plan,
-    Segment,
-    evaluate,
-    evaluate_on_scenarios,
-    load_instance,
-    load_plan,
-    sample_scenarios,
-    save_instance,
-    save_plan,
-)
-from deplbench.instances.paper import load_paper  # noqa: E402
-from deplbench.registry import family_names, generate, get_solver, solve, solver_names  # noqa: E402
-from deplbench.results import SolveResult, Status  # noqa: E402
+from deplbench.version import __version__  # noqa: F401 - the public version
+
+#: public name -> module that defines it
+_API: dict[str, str] = {
+    "InputError": "deplbench.errors",
+    **dict.fromkeys(("Evaluation", "evaluate"), "deplbench.instances.evaluator.evaluate"),
+    **dict.fromkeys(("Instance",), "deplbench.instances.schema"),
+    **dict.fromkeys(("Plan", "Segment"), "deplbench.instances.plan"),
+    **dict.fromkeys(("load_instance", "load_plan", "save_instance", "save_plan"), "deplbench.instances.io"),
+    **dict.fromkeys(("evaluate_on_scenarios", "sample_scenarios"), "deplbench.instances.scenarios"),
+    "load_paper": "deplbench.instances.families.paper",
+    **dict.fromkeys(("family_names", "generate", "get_solver", "solve", "solver_names"), "deplbench.registry"),
+    **dict.fromkeys(("SolveResult", "Status"), "deplbench.results"),
+    **dict.fromkeys(("run_config", "read_results"), "deplbench.benchmarks.api"),
+}
 
 
 def __getattr__(name: str):
-    """The harness API (``run_config``, ``read_results``), imported on first use (it loads DuckDB, Dask)."""
-    if name in ("run_config", "read_results"):
-        from deplbench.benchmarks import api
+    """Import a public name from its module on first use."""
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deplbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'deplbench' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])
 
 
-__all__ = [
-    "Evaluation", "InputError", "Instance", "Plan", "Segment", "SolveResult", "Status", "__version__",
-    "evaluate", "evaluate_on_scenarios", "family_names", "generate", "get_solver", "load_instance",
-    "load_paper", "load_plan", "read_results", "run_config", "sample_scenarios", "save_instance", "save_plan", "solve", "solver_names",
-]
+__all__ = sorted(["__version__", *_API])

@@ -109,7 +109,7 @@ def _plan_json(res: SolveResult) -> str | None:
 @register_check("plan_recertifies")
 def check_plan_recertifies(method, family, res, inst) -> None:
     """A plan re-evaluated from scratch gets the verdict attached to the result; claims are true."""
-    from deplbench.instances.evaluate import evaluate
+    from deplbench.instances.evaluator.evaluate import evaluate
     from deplbench.registry import get_solver
 
     if res.plan is None or not res.plan.segments:

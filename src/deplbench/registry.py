@@ -31,14 +31,14 @@ from deplbench.results import SolveResult, Status
 
 #: name -> module implementing it. Keep sorted by kind; the module registers details.
 SOLVER_MODULES: dict[str, str] = {
-    "exact": "deplbench.formulations.exact",
-    "bruteforce": "deplbench.formulations.bruteforce",
-    "milp-highs": "deplbench.formulations.highs_pyomo",
-    "milp-highs-direct": "deplbench.formulations.highs_direct",
-    "milp-cpsat": "deplbench.formulations.cpsat",
-    "milp-scip": "deplbench.formulations.scip",
-    "milp-scip-bc": "deplbench.formulations.scip_bc",
-    "mps": "deplbench.formulations.mps_solver",
+    "exact": "deplbench.formulations.exact.exact",
+    "bruteforce": "deplbench.formulations.exact.bruteforce",
+    "milp-highs": "deplbench.formulations.backends.milp_highs",
+    "milp-highs-direct": "deplbench.formulations.backends.milp_highs_direct",
+    "milp-cpsat": "deplbench.formulations.backends.milp_cpsat",
+    "milp-scip": "deplbench.formulations.backends.milp_scip",
+    "milp-scip-bc": "deplbench.formulations.backends.milp_scip_bc",
+    "mps": "deplbench.formulations.backends.mps",
     "depl": "deplbench.heuristics.depl",
     "depl-plus": "deplbench.heuristics.depl_plus",
     "best-exp": "deplbench.heuristics.best_exp",
@@ -46,16 +46,16 @@ SOLVER_MODULES: dict[str, str] = {
 
 #: family name -> module implementing its generator.
 FAMILY_MODULES: dict[str, str] = {
-    "paper-alexnet": "deplbench.instances.paper",
-    "paper-mobilenet": "deplbench.instances.paper",
-    "random": "deplbench.instances.random_family",
+    "paper-alexnet": "deplbench.instances.families.paper",
+    "paper-mobilenet": "deplbench.instances.families.paper",
+    "random": "deplbench.instances.families.random",
     "knapsack": "deplbench.formulations.knapsack",
-    "calibrated": "deplbench.instances.calibrated",
-    "rounding": "deplbench.instances.study_families",
-    "horizon": "deplbench.instances.study_families",
-    "datasets": "deplbench.instances.study_families",
-    "noisy-epoch": "deplbench.instances.study_families",
-    "library": "deplbench.benchmarks.library_family",
+    "calibrated": "deplbench.instances.families.calibrated",
+    "rounding": "deplbench.instances.families.studies",
+    "horizon": "deplbench.instances.families.studies",
+    "datasets": "deplbench.instances.families.studies",
+    "noisy-epoch": "deplbench.instances.families.studies",
+    "library": "deplbench.benchmarks.library.family",
 }
 
 #: Parameters every method accepts (a method may ignore one it has no use for); none names a variant.
@@ -291,7 +291,7 @@ def problem_of(spec: SolverSpec, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _check(spec: SolverSpec, instance, params: dict, res: SolveResult) -> SolveResult:
-    from deplbench.instances.evaluate import HARD_VIOLATIONS, evaluate
+    from deplbench.instances.evaluator.evaluate import HARD_VIOLATIONS, evaluate
     from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
 
     if res.plan is None or not res.plan.segments:

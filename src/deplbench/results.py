@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deplbench.instances.evaluate import Evaluation
+    from deplbench.instances.evaluator.evaluate import Evaluation
     from deplbench.instances.plan import Plan
 
 

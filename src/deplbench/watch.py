@@ -1,6 +1,6 @@
 """Run a function in a watched child process that is its own process group (the one machinery).
 
-Used by the harness (one run, :mod:`deplbench.benchmarks.process`), by instance generation in
+Used by the harness (one run, :mod:`deplbench.benchmarks.harness.process`), by instance generation in
 a run and by ``deplbench solve``. Guarantees (docs/reliability.md):
 
 * the child is the leader of a new session, so it and everything it starts form one process

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from deplbench.instances.paper import canonical_names, load_paper
+from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
 
 METHODS = ("depl", "depl-plus", "best-exp")

@@ -13,6 +13,6 @@ def store_dir(tmp_path_factory):
     cfg = d / "ok.toml"
     cfg.write_text('[harness]\neval_samples = 100\n[[experiments]]\nname = "t"\n[[experiments.instances]]\n'
                    'family = "random"\nparams = { epochs = 4, models = 2 }\n[[experiments.solvers]]\n'
-                   'name = "harness-ok"\nmodule = "deplbench.benchmarks.harness_testing"\n')
+                   'name = "harness-ok"\nmodule = "deplbench.benchmarks.harness.testing"\n')
     run_config(cfg, d / "out", workers=1, progress=False, report=False)
     return d / "out"

@@ -16,9 +16,9 @@ KNAPSACK = {"values": [3, 5], "weights": [2, 3], "capacity": 7, "threshold": 10}
 
 def fixtures(d: Path) -> dict[str, Path]:
     """Valid input files of every kind in folder ``d``."""
+    from deplbench.instances.families.random import random_instance
     from deplbench.instances.io import save_instance, save_plan
     from deplbench.instances.plan import Plan, Segment
-    from deplbench.instances.random_family import random_instance
 
     inst = random_instance(0, models=2, epochs=4)
     save_instance(inst, d / "inst.json")

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deplbench.cli import _nonneg_int, float_in, int_in
+from deplbench.cli.args import float_in, int_in, nonneg_int
 
 _pos_int = int_in(1, 100_000)
 
@@ -133,7 +133,7 @@ def register(sub) -> None:
     s.add_argument("--fit-p", action="store_true", help="fit the exponent p too (default p = 0.5)")
     s.add_argument("--bootstrap", type=int_in(0, 100_000), default=200,
                    help="parametric-bootstrap samples per goodness-of-fit test (0: naive KS only)")
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--penalty-bounds", type=_bounds, default=None, metavar="LOW,HIGH",
                    help="truncation of the penalties (default [min(0, smallest), largest + range])")
     s.add_argument("--penalty-df", type=float_in(0.0, 1e6, low_open=True), default=None,
@@ -152,7 +152,7 @@ def register(sub) -> None:
     s.add_argument("--hidden", type=_pos_int, default=64)
     s.add_argument("--lr", type=float_in(0.0, 10.0, low_open=True), default=0.002)
     s.add_argument("--batch", type=_pos_int, default=64)
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(func=cmd_train_curves)
 

@@ -1,46 +1,21 @@
-"""The ``deplbench`` command line.
+"""The core commands: ``validate``, ``evaluate``, ``families``, ``generate``, ``solvers``, ``solve``.
 
-Core commands live here (validate, evaluate, families, generate, solve, solvers).
-Each subpackage can add commands in modules named ``cli_*.py`` that define
-``register(subparsers)``; every subparser sets ``func(args) -> int``.
-
-Bad input (an :class:`~deplbench.errors.InputError`, a wrong flag) prints exactly
-one line on stderr and exits with status 2; nothing is written.
+May import anything of deplbench, inside the command functions (the parser is built without them).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import json
-import math
-import pkgutil
 import sys
 
+from deplbench.cli.args import (
+    MAX_SAMPLES,
+    int_in,
+    nonneg_int,
+    parse_sets,
+    pos_float,
+)
 from deplbench.errors import InputError
-
-SUBPACKAGES = ("deplbench.instances", "deplbench.instances.calibration", "deplbench.formulations", "deplbench.heuristics",
-               "deplbench.benchmarks")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises InputError (one line, exit 2) instead of printing usage."""
-
-    def error(self, message: str):  # noqa: D102
-        raise InputError(message, source=self.prog)
-
-
-def parse_sets(pairs: list[str] | None) -> dict[str, str]:
-    """``["k=v", ...]`` -> ``{"k": "v"}``."""
-    out: dict[str, str] = {}
-    for item in pairs or []:
-        if "=" not in item:
-            raise InputError(f"expected key=value, got '{item}'", source="--set")
-        k, v = item.split("=", 1)
-        if not k:
-            raise InputError(f"empty key in '{item}'", source="--set")
-        out[k.strip()] = v.strip()
-    return out
 
 
 def _print_json(obj) -> None:
@@ -58,7 +33,7 @@ def cmd_validate(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from deplbench.instances.evaluate import evaluate
+    from deplbench.instances.evaluator.evaluate import evaluate
     from deplbench.instances.io import load_instance, load_plan
 
     inst = load_instance(args.instance)
@@ -210,12 +185,8 @@ def solve_summary(name: str, kind: str, res) -> str:
     return msg
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from deplbench import __version__
-
-    p = _Parser(prog="deplbench", description="Benchmark suite for dependable distributed training (DepL)")
-    p.add_argument("--version", action="version", version=f"deplbench {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+def register(sub) -> None:
+    """Add the core commands: validate, evaluate, families, generate, solvers, solve."""
 
     s = sub.add_parser("validate", help="check an instance or plan file")
     s.add_argument("file")
@@ -225,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("instance")
     s.add_argument("plan")
     s.add_argument("--samples", type=int_in(0, MAX_SAMPLES), default=20_000, help="Monte-Carlo samples (0: none)")
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--json", action="store_true", help="one JSON object instead of a table")
     s.set_defaults(func=cmd_evaluate)
 
@@ -235,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("generate", help="generate an instance of a family")
     s.add_argument("family")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="family parameter")
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_generate)
 
@@ -246,113 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("instance")
     s.add_argument("--solver", required=True)
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="method parameter")
-    s.add_argument("--time-limit", type=_pos_float, default=None,
+    s.add_argument("--time-limit", type=pos_float, default=None,
                    help="seconds for the whole call: build, solve and certification")
-    s.add_argument("--memory-limit", type=_pos_float, default=None, metavar="MB",
+    s.add_argument("--memory-limit", type=pos_float, default=None, metavar="MB",
                    help="resident memory of the method's process tree (default: none)")
-    s.add_argument("--seed", type=_nonneg_int, default=None)
+    s.add_argument("--seed", type=nonneg_int, default=None)
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_solve)
-
-    for pkg_name in SUBPACKAGES:
-        pkg = importlib.import_module(pkg_name)
-        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-            if info.name.startswith("cli_"):
-                importlib.import_module(f"{pkg_name}.{info.name}").register(sub)
-    return p
-
-
-def int_at_least(minimum: int):
-    """An argparse type: an integer >= ``minimum`` (a bad value is one line, exit 2)."""
-
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"'{text}' must be >= {minimum}")
-        return v
-
-    parse.__name__ = f"int >= {minimum}"
-    return parse
-
-
-_nonneg_int = int_at_least(0)
-positive_int = int_at_least(1)
-
-
-def int_in(low: int, high: int):
-    """An argparse type: an integer in ``[low, high]`` (a resource cap, docs/reliability.md)."""
-    base = int_at_least(low)
-
-    def parse(text: str) -> int:
-        v = base(text)
-        if v > high:
-            raise argparse.ArgumentTypeError(f"'{text}' is over the limit of {high}")
-        return v
-
-    parse.__name__ = f"int in [{low}, {high}]"
-    return parse
-
-
-def float_in(low: float, high: float, low_open: bool = False):
-    """An argparse type: a finite number in ``[low, high]`` (``(low, high]`` with ``low_open``)."""
-
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-        if not (math.isfinite(v) and (v > low if low_open else v >= low) and v <= high):
-            raise argparse.ArgumentTypeError(f"'{text}' must be a number in {'(' if low_open else '['}{low:g}, {high:g}]")
-        return v
-
-    parse.__name__ = "number"
-    return parse
-
-
-#: caps of the core commands' counts (docs/reliability.md)
-MAX_SAMPLES = 10_000_000
-MAX_SCENARIOS = 100_000
-
-
-def _pos_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"'{text}' must be a positive finite number")
-    return v
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            parser.print_help()
-            return 2
-        return int(args.func(args) or 0)
-    except InputError as exc:
-        print(f"deplbench: error: {exc.one_line()}", file=sys.stderr)
-        return 2
-    except RecursionError:
-        print("deplbench: error: input nested too deeply", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        if exc.filename is None:
-            raise
-        print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
-              file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("deplbench: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

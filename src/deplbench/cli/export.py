@@ -8,8 +8,6 @@ scenarios ``sample_scenarios(instance, S, seed)`` that every ``milp-*`` method u
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from deplbench.errors import InputError
@@ -18,10 +16,8 @@ from deplbench.errors import InputError
 def export_model(instance, out: str | Path, *, formulation: str = "aggregated", scenarios: int = 200,
                  seed: int = 0, datasets: tuple[str, ...] | None = None) -> tuple[int, int]:
     """Write the SAA MILP to ``out`` (``.mps`` or ``.lp``); return (columns, rows)."""
-    import highspy
-
-    from deplbench.formulations.highs_direct import to_highs_lp
-    from deplbench.formulations.saa_model import FORMULATIONS, build, subset_data
+    from deplbench.formulations.saa.io import write_model
+    from deplbench.formulations.saa.model import FORMULATIONS, build, subset_data
     from deplbench.instances.scenarios import sample_scenarios
     from deplbench.instances.semantics import data_effect
 
@@ -42,19 +38,7 @@ def export_model(instance, out: str | Path, *, formulation: str = "aggregated", 
         raise InputError(f"the selection {','.join(ds)} has g <= 0 (no plan can use it)", "--datasets")
     data = subset_data(instance, ds, sample_scenarios(instance, scenarios, seed))
     model = build(data, formulation, names=True)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(to_highs_lp(model))
-    # write beside the target and rename: no half-written file on failure
-    fd, tmp = tempfile.mkstemp(suffix=out.suffix, dir=out.parent if str(out.parent) else ".")
-    os.close(fd)
-    try:
-        if h.writeModel(tmp) != highspy.HighsStatus.kOk:
-            raise OSError(f"HiGHS could not write {out}")
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_model(model, out)
     return model.n_vars, model.n_cons
 
 
@@ -73,13 +57,13 @@ def cmd_export(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``export`` command."""
-    from deplbench.cli import MAX_SCENARIOS, _nonneg_int, int_in
+    from deplbench.cli.args import MAX_SCENARIOS, int_in, nonneg_int
 
     s = subparsers.add_parser("export", help="write the SAA MILP of an instance as .mps or .lp")
     s.add_argument("instance")
     s.add_argument("--formulation", default="aggregated", choices=["aggregated", "time_indexed"])
     s.add_argument("--scenarios", type=int_in(1, MAX_SCENARIOS), default=200)
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--datasets", default=None, help="comma-separated selection (default: all)")
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_export)

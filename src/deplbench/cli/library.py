@@ -6,7 +6,7 @@ import os
 
 
 def cmd_build(args) -> int:
-    from deplbench.benchmarks.library import build
+    from deplbench.benchmarks.library.catalog import build
 
     tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
     s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration, time_limit=args.time_limit,
@@ -28,8 +28,8 @@ def cmd_build(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from deplbench.benchmarks.library import Library
-    from deplbench.benchmarks.library_check import check, report_json
+    from deplbench.benchmarks.library.catalog import Library
+    from deplbench.benchmarks.library.check import check, report_json
 
     res = check(Library.open(args.library), args.solution, args.instance)
     print(report_json(res) if args.json else "\n".join(res.lines()))
@@ -38,9 +38,9 @@ def cmd_check(args) -> int:
 
 def register(subparsers) -> None:
     """Add ``library build`` and ``library check``."""
-    from deplbench.benchmarks.library import DEFAULT_DIR
-    from deplbench.benchmarks.library_build import EXACT_WORK
-    from deplbench.cli import _pos_float, positive_int
+    from deplbench.benchmarks.library.build import EXACT_WORK
+    from deplbench.benchmarks.library.catalog import DEFAULT_DIR
+    from deplbench.cli.args import pos_float, positive_int
 
     p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
     sub = p.add_subparsers(dest="library_command", metavar="ACTION", parser_class=type(p))
@@ -49,11 +49,11 @@ def register(subparsers) -> None:
     s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
     s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
     s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
-    s.add_argument("--time-limit", type=_pos_float, default=120.0,
+    s.add_argument("--time-limit", type=pos_float, default=120.0,
                    help="safety time limit of each exact method run (s); the deterministic limit is --exact-work")
     s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
                    help="work limit of the 'exact' method (search nodes plus count vectors; deterministic)")
-    s.add_argument("--saa-time-limit", type=_pos_float, default=20.0,
+    s.add_argument("--saa-time-limit", type=pos_float, default=20.0,
                    help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
     s.add_argument("--saa-nodes", type=positive_int, default=500,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")

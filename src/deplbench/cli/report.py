@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def cmd_report(args) -> int:
-    from deplbench.benchmarks.report import build_report
+    from deplbench.benchmarks.report.write import build_report
     from deplbench.files import check_output_dir
 
     if args.out:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deplbench.benchmarks.api import DEFAULT_ROOT
-from deplbench.cli import positive_int
+from deplbench.cli.args import positive_int
 
 DEFAULT_CONFIG = "paper"
 
@@ -19,8 +19,8 @@ DEFAULT_CONFIG = "paper"
 
 def cmd_run(args) -> int:
     from deplbench.benchmarks.api import output_folder, run_config
-    from deplbench.benchmarks.config import load_config
-    from deplbench.benchmarks.store import DB_NAME
+    from deplbench.benchmarks.harness.config import load_config
+    from deplbench.benchmarks.harness.store import DB_NAME
 
     if args.dry_run:
         cfg = load_config(args.config)
@@ -39,7 +39,7 @@ def cmd_run(args) -> int:
 
 
 def _dry_run(cfg, out: Path, retry_failed: bool) -> int:
-    from deplbench.benchmarks.store import DB_NAME, Store
+    from deplbench.benchmarks.harness.store import DB_NAME, Store
 
     done: dict[str, str] = {}
     if (out / DB_NAME).exists():
@@ -64,7 +64,7 @@ def _short(params: dict) -> str:
 
 
 def cmd_export(args) -> int:
-    from deplbench.benchmarks.store import Store
+    from deplbench.benchmarks.harness.store import Store
     from deplbench.files import check_output_dir
 
     if args.out:

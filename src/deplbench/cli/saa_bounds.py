@@ -12,7 +12,7 @@ def _fmt(v, spec: str = ".6g") -> str:
 
 def cmd_saa_bounds(args) -> int:
     from deplbench.cli import parse_sets
-    from deplbench.formulations.saa_bounds import saa_bounds
+    from deplbench.formulations.saa.bounds import saa_bounds
     from deplbench.instances.io import load_instance
 
     inst = load_instance(args.instance)
@@ -48,20 +48,20 @@ def cmd_saa_bounds(args) -> int:
 
 def register(subparsers) -> None:
     """Add the ``saa-bounds`` command."""
-    from deplbench.cli import _nonneg_int
+    from deplbench.cli.args import nonneg_int
 
     s = subparsers.add_parser("saa-bounds", help="statistical bounds of an SAA method (violation, optimum)")
     s.add_argument("instance")
     s.add_argument("--method", default="milp-highs-direct")
-    s.add_argument("--replications", type=_nonneg_int, default=10)
-    s.add_argument("--scenarios", type=_nonneg_int, default=200)
-    s.add_argument("--lb-scenarios", type=_nonneg_int, default=None,
+    s.add_argument("--replications", type=nonneg_int, default=10)
+    s.add_argument("--scenarios", type=nonneg_int, default=200)
+    s.add_argument("--lb-scenarios", type=nonneg_int, default=None,
                    help="scenarios of each replication (default: --scenarios)")
     s.add_argument("--risk", type=float, default=None,
                    help="risk level gamma of the replications (default: 1 - loss.quantile)")
     s.add_argument("--confidence", type=float, default=0.95)
-    s.add_argument("--eval-samples", type=_nonneg_int, default=100_000)
-    s.add_argument("--seed", type=_nonneg_int, default=0)
+    s.add_argument("--eval-samples", type=nonneg_int, default=100_000)
+    s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--time-limit", type=float, default=60.0)
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="method parameter")
     s.add_argument("--json", action="store_true")

@@ -1,0 +1,84 @@
+"""Every translation of an SAA model out of Python: to a HiGHS LP in memory and to MPS/LP files.
+
+The one MPS writer (:func:`write_model`, used by ``deplbench export``, the ``mps`` method and the
+library build), the one highspy translation (:func:`to_highs_lp`) and the HiGHS options every
+HiGHS solve of the SAA shares (:func:`configure`). highspy is imported when a function runs.
+
+May import: ``formulations.saa.model`` and highspy. Imported by: ``saa.cuts``, ``saa.root``,
+the backends, ``benchmarks.library`` and ``deplbench.cli.export``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from deplbench.formulations.saa.model import FEAS_TOL, SaaModel
+
+
+def to_highs_lp(model: SaaModel):
+    """A :class:`highspy.HighsLp` (row-wise matrix, integrality, names if the model has them)."""
+    import highspy
+
+    A = model.A.tocsr()
+    A.sort_indices()
+    lp = highspy.HighsLp()
+    lp.num_col_ = model.n_vars
+    lp.num_row_ = model.n_cons
+    inf = highspy.kHighsInf
+    lp.col_cost_ = model.c
+    lp.col_lower_ = np.clip(model.lb, -inf, inf)
+    lp.col_upper_ = np.clip(model.ub, -inf, inf)
+    lp.row_lower_ = np.clip(model.row_lb, -inf, inf)
+    lp.row_upper_ = np.clip(model.row_ub, -inf, inf)
+    lp.offset_ = model.offset
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_col_ = model.n_vars
+    lp.a_matrix_.num_row_ = model.n_cons
+    lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = A.indices.astype(np.int32)
+    lp.a_matrix_.value_ = A.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                       for i in model.integer]
+    if model.names:
+        lp.col_names_ = model.names
+        lp.row_names_ = [f"r{i}" for i in range(model.n_cons)]
+    return lp
+
+
+def configure(h, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
+    """Quiet output, limits and tight tolerances on a :class:`highspy.Highs` (shared with the library)."""
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+    h.setOptionValue("mip_rel_gap", float(mip_gap))
+    h.setOptionValue("mip_abs_gap", 0.0 if mip_gap == 0 else 1e-6)
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("random_seed", int(seed))
+    h.setOptionValue("primal_feasibility_tolerance", FEAS_TOL)
+    h.setOptionValue("mip_feasibility_tolerance", FEAS_TOL)
+
+
+def write_model(model: SaaModel, path: str | Path) -> None:
+    """The model as an MPS or LP file (by ``path``'s suffix, written by HiGHS), atomically.
+
+    HiGHS writes beside the target and the file is renamed into place: no half-written file
+    is left on a failure.
+    """
+    import highspy
+
+    path = Path(path)
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(to_highs_lp(model))
+    fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=path.parent if str(path.parent) else ".")
+    os.close(fd)
+    try:
+        if h.writeModel(tmp) != highspy.HighsStatus.kOk:
+            raise OSError(f"HiGHS could not write {path}")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,71 @@
+"""The ``deplbench`` command line: one package, a static list of commands (as benchopt's ``cli``).
+
+Each module of :data:`COMMANDS` defines ``register(subparsers)``; every subparser sets
+``func(args) -> int``. Building the parser imports only these modules and ``deplbench.cli.args``;
+a command imports what it uses when it runs, so ``deplbench --help`` starts fast.
+
+May import: everything of deplbench (inside command functions). Imported by: the console script only.
+Bad input (an :class:`~deplbench.errors.InputError`, a wrong flag) prints exactly one line on
+stderr and exits with status 2; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from deplbench.cli.args import Parser, parse_sets  # noqa: F401 - parse_sets: the CLI's --set parser
+from deplbench.errors import InputError
+
+#: the command modules, in the order of ``deplbench --help``
+COMMANDS: tuple[str, ...] = (
+    "deplbench.cli.core",          # validate, evaluate, families, generate, solvers, solve
+    "deplbench.cli.export",        # export
+    "deplbench.cli.saa_bounds",    # saa-bounds
+    "deplbench.cli.knapsack",      # reduce-knapsack
+    "deplbench.cli.run",           # run, export-results
+    "deplbench.cli.report",        # report
+    "deplbench.cli.library",       # library build|check
+    "deplbench.cli.calibrate",     # train-curves, calibrate
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole parser: the version flag and every command of :data:`COMMANDS`."""
+    from deplbench.version import __version__
+
+    p = Parser(prog="deplbench", description="Benchmark suite for dependable distributed training (DepL)")
+    p.add_argument("--version", action="version", version=f"deplbench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for module in COMMANDS:
+        importlib.import_module(module).register(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"deplbench: error: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("deplbench: error: input nested too deeply", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("deplbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
