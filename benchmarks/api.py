@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from deplbench.errors import InputError
+
+if TYPE_CHECKING:  # pandas is imported by the functions that read a store
+    import pandas as pd
 
 DEFAULT_ROOT = "deplbench-results"
 
