@@ -10,7 +10,7 @@ real target, and the cheapest certified plan is returned.
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS, run_pipeline
+from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
 
@@ -20,4 +20,6 @@ from deplbench.results import SolveResult
 def solve_best_exp(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
                    threads: int = 1) -> SolveResult:
     """Expected-loss baseline (``eta`` buckets per resource, stage-3 accuracy ``eps``); deterministic."""
+    from deplbench.heuristics.pipeline import run_pipeline
+
     return run_pipeline(instance, method="best-exp", eta=eta, eps=eps, time_limit=time_limit)

@@ -10,7 +10,7 @@ beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's met
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import DATASET_MODES, DEPL_PARAMS, DEPL_TEST_PARAMS, run_pipeline
+from deplbench.heuristics.depl import DATASET_MODES, DEPL_PARAMS, DEPL_TEST_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
@@ -29,5 +29,7 @@ def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, datasets: st
     ``datasets``: ``stage1`` (the paper's dataset choice) or ``search`` (choices judged by the
     cost of the plan stages 2 and 3 find, :mod:`deplbench.heuristics.datasets.search`).
     """
+    from deplbench.heuristics.pipeline import run_pipeline
+
     return run_pipeline(instance, method="depl-plus", eta=eta, eps=eps, time_limit=time_limit,
                         datasets=datasets)

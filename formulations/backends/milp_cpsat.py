@@ -21,21 +21,19 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from deplbench.formulations.saa.common import (
-    SAA_OUTPUTS,
-    SAA_PARAMS,
-    SAA_TEST_PARAMS,
-    SubResult,
-    mip_start,
-    saa_method,
-)
-from deplbench.formulations.saa.model import SaaModel, SubsetData, build
+from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
+
+if TYPE_CHECKING:  # OR-Tools and the SAA machinery are imported when the method runs
+    from ortools.sat.python import cp_model
+
+    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.model import SaaModel, SubsetData
 
 LOSS_SCALE = 1e6
 TIME_SCALE = 1e6
@@ -43,10 +41,10 @@ COST_SCALE = 1e6
 SNAP = 1e-6
 
 
-#: CP-SAT status -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
+#: CP-SAT status, by name (``CpSolver.status_name``) -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
 STATUS_MAP = {
-    cp_model.OPTIMAL: Status.OPTIMAL, cp_model.FEASIBLE: Status.TIMEOUT, cp_model.INFEASIBLE: Status.INFEASIBLE,
-    cp_model.UNKNOWN: Status.TIMEOUT, cp_model.MODEL_INVALID: Status.ERROR,
+    "OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.TIMEOUT, "INFEASIBLE": Status.INFEASIBLE,
+    "UNKNOWN": Status.TIMEOUT, "MODEL_INVALID": Status.ERROR,
 }
 
 
@@ -67,6 +65,8 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None) -> tuple[cp_model.
     the target may round into a violation), so the hint is a solution of the scaled model
     whenever at most ``allowed`` of those rows are violated.
     """
+    from ortools.sat.python import cp_model
+
     cp = cp_model.CpModel()
     xs = []
     for j in range(model.n_vars):
@@ -140,6 +140,11 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is a
     complete solution hint (its time counts as build time).
     """
+    from ortools.sat.python import cp_model
+
+    from deplbench.formulations.saa.common import SubResult, mip_start
+    from deplbench.formulations.saa.model import build
+
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, aggregate_runs=False)
     x0 = mip_start(model, t0 + 0.25 * max(time_limit, 0.0)) if start else None
@@ -163,7 +168,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         x = np.array([solver.value(v) for v in xs], dtype=float)
         plan = model.decode(x)
         obj = float(model.c @ x)
-    status = map_status(STATUS_MAP, st)
+    status = map_status(STATUS_MAP, solver.status_name(st))
     bound = solver.best_objective_bound / COST_SCALE if st != cp_model.INFEASIBLE else None
     msg = ""
     if not exact:

@@ -7,37 +7,35 @@ layer is involved, which is what makes this build fast (see ``benchmarks/perf/mi
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import highspy
 import numpy as np
 
-from deplbench.formulations.saa.common import (
-    SAA_OUTPUTS,
-    SAA_PARAMS,
-    SAA_TEST_PARAMS,
-    SubResult,
-    mip_start,
-    saa_method,
-)
-from deplbench.formulations.saa.io import configure, to_highs_lp
-from deplbench.formulations.saa.model import SubsetData, build
+from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
-_S = highspy.HighsModelStatus
-#: HiGHS model status -> Status (a code not listed is ``unknown``).
+if TYPE_CHECKING:
+    import highspy
+
+    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.model import SubsetData
+
+#: HiGHS model status, by name (``HighsModelStatus.name``) -> Status (a code not listed is ``unknown``).
 STATUS_MAP = {
-    _S.kOptimal: Status.OPTIMAL, _S.kInfeasible: Status.INFEASIBLE,
-    _S.kTimeLimit: Status.TIMEOUT, _S.kInterrupt: Status.TIMEOUT, _S.kIterationLimit: Status.TIMEOUT,
-    _S.kSolutionLimit: Status.TIMEOUT, _S.kMemoryLimit: Status.MEMOUT,
-    _S.kLoadError: Status.ERROR, _S.kModelError: Status.ERROR, _S.kPresolveError: Status.ERROR,
-    _S.kSolveError: Status.ERROR, _S.kPostsolveError: Status.ERROR, _S.kUnbounded: Status.ERROR,
-    _S.kUnboundedOrInfeasible: Status.ERROR, _S.kModelEmpty: Status.ERROR,
+    "kOptimal": Status.OPTIMAL, "kInfeasible": Status.INFEASIBLE,
+    "kTimeLimit": Status.TIMEOUT, "kInterrupt": Status.TIMEOUT, "kIterationLimit": Status.TIMEOUT,
+    "kSolutionLimit": Status.TIMEOUT, "kMemoryLimit": Status.MEMOUT,
+    "kLoadError": Status.ERROR, "kModelError": Status.ERROR, "kPresolveError": Status.ERROR,
+    "kSolveError": Status.ERROR, "kPostsolveError": Status.ERROR, "kUnbounded": Status.ERROR,
+    "kUnboundedOrInfeasible": Status.ERROR, "kModelEmpty": Status.ERROR,
 }
 
 
 def run_highs(h: highspy.Highs) -> tuple[Status, np.ndarray | None, float | None, float | None, int | None]:
     """Run and read back (status, x, objective, bound, nodes)."""
+    import highspy
+
     h.run()
     ms = h.getModelStatus()
     info = h.getInfo()
@@ -46,7 +44,7 @@ def run_highs(h: highspy.Highs) -> tuple[Status, np.ndarray | None, float | None
     obj = info.objective_function_value if has_x else None
     bound = info.mip_dual_bound if np.isfinite(info.mip_dual_bound) else None
     nodes = int(info.mip_node_count)
-    return map_status(STATUS_MAP, ms), x, obj, bound, nodes
+    return map_status(STATUS_MAP, ms.name), x, obj, bound, nodes
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
@@ -56,6 +54,12 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is
     passed as a MIP start (``setSolution``); its time counts as solve time.
     """
+    import highspy
+
+    from deplbench.formulations.saa.common import SubResult, mip_start
+    from deplbench.formulations.saa.io import configure, to_highs_lp
+    from deplbench.formulations.saa.model import build
+
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin)
     h = highspy.Highs()

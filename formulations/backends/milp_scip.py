@@ -8,33 +8,32 @@ The matrices of :func:`deplbench.formulations.saa.model.build` are copied into a
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.linear_solver import linear_solver_pb2, pywraplp
 
-from deplbench.formulations.saa.common import (
-    SAA_OUTPUTS,
-    SAA_PARAMS,
-    SAA_TEST_PARAMS,
-    SubResult,
-    mip_start,
-    saa_method,
-)
-from deplbench.formulations.saa.model import FEAS_TOL, SaaModel, SubsetData, build
+from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
-#: OR-Tools linear solver result -> Status (FEASIBLE / NOT_SOLVED: stopped at the limit).
+if TYPE_CHECKING:  # OR-Tools and the SAA machinery are imported when the method runs
+    from ortools.linear_solver import linear_solver_pb2
+
+    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.model import SaaModel, SubsetData
+
+#: OR-Tools linear solver result, by its name in ``pywraplp.Solver`` -> Status (FEASIBLE / NOT_SOLVED: stopped at the limit).
 STATUS_MAP = {
-    pywraplp.Solver.OPTIMAL: Status.OPTIMAL, pywraplp.Solver.FEASIBLE: Status.TIMEOUT,
-    pywraplp.Solver.INFEASIBLE: Status.INFEASIBLE, pywraplp.Solver.NOT_SOLVED: Status.TIMEOUT,
-    pywraplp.Solver.UNBOUNDED: Status.ERROR, pywraplp.Solver.ABNORMAL: Status.ERROR,
-    pywraplp.Solver.MODEL_INVALID: Status.ERROR,
+    "OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.TIMEOUT, "INFEASIBLE": Status.INFEASIBLE,
+    "NOT_SOLVED": Status.TIMEOUT, "UNBOUNDED": Status.ERROR, "ABNORMAL": Status.ERROR,
+    "MODEL_INVALID": Status.ERROR,
 }
 
 
 def to_proto(model: SaaModel) -> linear_solver_pb2.MPModelProto:
     """The model as an ``MPModelProto`` (minimisation)."""
+    from ortools.linear_solver import linear_solver_pb2
+
     proto = linear_solver_pb2.MPModelProto()
     for j in range(model.n_vars):
         var = proto.variable.add()
@@ -61,6 +60,11 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is
     passed as a hint (``SetHint``); its time counts as solve time.
     """
+    from ortools.linear_solver import pywraplp
+
+    from deplbench.formulations.saa.common import SubResult, mip_start
+    from deplbench.formulations.saa.model import FEAS_TOL, build
+
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin)
     solver = pywraplp.Solver.CreateSolver("SCIP")
@@ -91,7 +95,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         x = np.array([v.solution_value() for v in solver.variables()])
         plan = model.decode(x)
         obj = solver.Objective().Value()
-    status = map_status(STATUS_MAP, st)
+    status = map_status(STATUS_MAP, next((n for n in STATUS_MAP if getattr(pywraplp.Solver, n) == st), None))
     bound = solver.Objective().BestBound() if st != pywraplp.Solver.INFEASIBLE else None
     if bound is not None and not np.isfinite(bound):
         bound = None

@@ -25,17 +25,20 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from deplbench.errors import InputError
 from deplbench.formulations.backends.solfile import read_solution
-from deplbench.formulations.saa.common import SAA_PARAMS, SubResult, run_saa
-from deplbench.formulations.saa.io import write_model
-from deplbench.formulations.saa.model import FEAS_TOL, SaaModel, SubsetData, build
+from deplbench.formulations.saa.method import SAA_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import Status
+
+if TYPE_CHECKING:  # the SAA machinery is imported when the method runs
+    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.model import SaaModel, SubsetData
 
 #: shipped command templates
 PRESETS: dict[str, str] = {
@@ -148,6 +151,8 @@ def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
 
 
 def _options(path: Path, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
+    from deplbench.formulations.saa.model import FEAS_TOL
+
     path.write_text(f"time_limit = {time_limit}\nmip_rel_gap = {mip_gap}\nthreads = {threads}\n"
                     f"random_seed = {seed}\nprimal_feasibility_tolerance = {FEAS_TOL}\n"
                     f"mip_feasibility_tolerance = {FEAS_TOL}\n")
@@ -156,6 +161,10 @@ def _options(path: Path, *, time_limit: float, mip_gap: float, threads: int, see
 def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margin: float, time_limit: float,
                  mip_gap: float, threads: int, seed: int) -> SubResult:
     """Write one selection's MILP, run the command on it and map its solution back."""
+    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.io import write_model
+    from deplbench.formulations.saa.model import build
+
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, names=True)
     with tempfile.TemporaryDirectory(prefix="deplbench-mps-") as tmp:
@@ -205,6 +214,8 @@ def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, for
               time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
               root_gap: bool = True):
     """Solve the SAA of ``instance`` selection by selection with an external MIP solver."""
+    from deplbench.formulations.saa.common import run_saa
+
     tokens = check_template(command if command else PRESETS[preset])
 
     def sub(data, **kw):

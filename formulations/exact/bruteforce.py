@@ -45,17 +45,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator
+from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
-from deplbench.params import Param
-from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
-DEFAULT_MAX_SEQUENCES = 200_000
 MAX_DATASETS = 12
 MAX_CLUSTERS_WITH_TRANSFER = 8
 COARSE_RTOL = 2e-2  # coarse bracket used only to reject (lo > target)
@@ -265,12 +263,6 @@ class _Search:
                            bound=bound, message="time limit reached", extra=dict(self.stats))
 
 
-@register_solver("bruteforce", kind="exact",
-                 params=(Param("max_sequences", int, DEFAULT_MAX_SEQUENCES, "refuse above this many model sequences",
-                               low=1, high=10**9),),
-                 description="exact optimum by enumeration of model sequences and exact allocation "
-                             "(optimal among plans certified at the evaluator's tolerance; the reference "
-                             "method of the paper instances, see `exact` for the branch-and-bound)")
 def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, time_limit: float = 60.0,
                      seed: int = 0, threads: int = 1) -> SolveResult:
     """Exact optimum of the true problem by enumeration (``seed`` and ``threads`` are unused).

@@ -39,16 +39,14 @@ import numpy as np
 from deplbench.formulations.allocation import Allocation, Allocator
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
+from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES
 from deplbench.formulations.exact.region import RegionBound
 from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
-from deplbench.params import Param
-from deplbench.registry import register_solver
 from deplbench.results import SolveResult, Status
 
 CLAIM = "optimal among plans certified at the evaluator's tolerance"
-DEFAULT_MAX_NODES = 2_000_000
 MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 MAX_CLUSTERS_WITH_TRANSFER = 8
@@ -278,43 +276,6 @@ class _BranchAndBound:
                            extra=self._extra(), nodes=int(self.stats["nodes"]))
 
 
-PARAMS = (
-    Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: memout with gap",
-          low=1, high=10**9),
-    Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
-          "timeout with gap", low=0, high=10**12),
-    Param("incumbent", bool, True, "start from the certified depl-plus plan and the cheapest certified one- and "
-          "two-run sequences (prunes from the start)"),
-    Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
-    Param("cover", bool, True, "per_run: cover conditions per support, certified by exact brackets of the sum of "
-          "the models' noise (docs/exact.md, Lemma 12)"),
-    Param("positions", bool, True, "position-aware bounds when every model has the same progress shape: later "
-          "models' epochs are placed after the earlier ones' (docs/exact.md, Lemmas 8 and 9)"),
-)
-OUTPUTS = {
-    "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",
-    "pruned_bound": "nodes cut by the cost bound", "pruned_dominance": "relaxations or sequences cut by dominance",
-    "pruned_quantile": "relaxations or sequences refuted by a quantile bound",
-    "pruned_walk": "prefixes whose remaining models are unreachable", "brackets": "coarse certified brackets",
-    "cantelli": "Cantelli tests", "product": "refutations by the product bound",
-    "sequences": "complete sequences reached", "certified": "evaluator decisions",
-    "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
-    "incumbent_cost": "cost of the depl-plus incumbent",
-    "block_cost": "cost of the best block-scan plan that improved the incumbent", "peak_mem_mb": "peak resident memory (MB)",
-    "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
-    "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
-    "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
-    "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
-    "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
-}
-DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
-               "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
-               "evaluator's tolerance; timeout gives the certified gap)")
-TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare two runs on a loaded machine
-
-
-@register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
-                 description=DESCRIPTION)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
                 region: bool = True, positions: bool = True, cover: bool = True, time_limit: float = 60.0, seed: int = 0,
                 threads: int = 1) -> SolveResult:

@@ -20,44 +20,12 @@ from deplbench.instances.evaluator.evaluate import plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
 from deplbench.instances.semantics import data_effect, nonempty_subsets, within_budget
-from deplbench.params import Param
 from deplbench.results import SolveResult, Status
 
 #: at most this many dataset selections (each one MILP); more datasets are refused
 MAX_SUBSETS = 1024
 #: margin (relative to loss.initial) of the retry when a plan fails the check at margin 0
 RETRY_MARGIN = 1e-7
-#: The parameters every SAA MILP backend declares (docs/formulations.md; defaults: the best
-#: rung of benchmarks/perf/saa_ladder.py).
-SAA_PARAMS = (
-    Param("scenarios", int, 200, "scenarios S of the sample-average approximation", low=1, high=100_000),
-    Param("formulation", str, "aggregated", "MILP formulation", choices=("aggregated", "time_indexed")),
-    Param("mip_gap", float, 1e-4, "relative MIP gap at which the solver stops", low=0.0, high=1.0),
-    Param("cuts", str, "mixing", "valid inequalities: none, quantile cuts, or quantile cuts plus the "
-          "objective cut and mixing rows", choices=("none", "quantile", "mixing")),
-    Param("bigm", str, "quantile", "scenario big-M: worst case, or quantile (valid for SAA-feasible plans)",
-          choices=("worst", "quantile")),
-    Param("fixing", str, "on", "fix scenarios every SAA-feasible plan satisfies (with bigm=quantile)",
-          choices=("on", "off")),
-    Param("start", bool, True, "pass an enumerated MIP start"),
-    Param("root_gap", bool, True, "report the LP relaxation bound of the built model (root_bound, root_gap)"),
-)
-SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
-SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
-#: numeric outputs of every SAA method (``extra``; the store's ``x_<name>`` columns)
-SAA_OUTPUTS = {
-    "bound_quantile": "(allowed+1)-th largest single-scenario cost bound: a lower bound on the SAA optimum",
-    "bound_count": "least exact allocation cost over the count vectors that can be SAA-feasible",
-    "n_fixed": "scenarios fixed as satisfied (quantile big-M <= 0)",
-    "mixing_rows": "objective cut and mixing rows added",
-    "strength_s": "seconds of the count-vector relaxation (bounds, big-M)",
-    "prep_s": "seconds of sampling, cut sets and strengthening",
-    "n_vars": "columns, summed over selections", "n_cons": "rows, summed over selections",
-    "root_bound": "LP relaxation bound of the built model (least over selections)",
-    "root_gap": "(objective - root_bound) / objective: the root gap of the formulation as built",
-    "root_s": "seconds of the root LP relaxation (root_gap=true)",
-    "blocks": "cyclic per_run switch graphs: sequences of at most this many blocks enumerated exactly",
-}
 #: extra figures summed over the selections (the bounds take the least: the SAA optimum is a min)
 SUMMED = ("n_fixed", "mixing_rows", "strength_s")
 BOUNDS = ("bound_quantile", "bound_count")
@@ -245,19 +213,6 @@ def mip_start(model, deadline: float) -> np.ndarray | None:
         return None
 
 
-def saa_method(solve_subset: SolveSubset) -> Callable[..., SolveResult]:
-    """The registered entry point of an SAA backend, given its ``solve_subset``."""
-
-    def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
-               seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
-               start: bool = True, root_gap: bool = True) -> SolveResult:
-        def sub(data, **kw):
-            return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, start=start, **kw)
-
-        return run_saa(instance, sub, scenarios=scenarios, seed=seed, formulation=formulation,
-                       time_limit=time_limit, cuts=cuts, bigm=bigm, fixing=fixing, root=root_gap)
-
-    return method
 
 
 def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, solve_s: float,

@@ -31,8 +31,8 @@ from deplbench.results import SolveResult, Status
 
 #: name -> module implementing it. Keep sorted by kind; the module registers details.
 SOLVER_MODULES: dict[str, str] = {
-    "exact": "deplbench.formulations.exact.exact",
-    "bruteforce": "deplbench.formulations.exact.bruteforce",
+    "exact": "deplbench.formulations.exact.methods",
+    "bruteforce": "deplbench.formulations.exact.methods",
     "milp-highs": "deplbench.formulations.backends.milp_highs",
     "milp-highs-direct": "deplbench.formulations.backends.milp_highs_direct",
     "milp-cpsat": "deplbench.formulations.backends.milp_cpsat",
@@ -133,10 +133,50 @@ def _first_doc_line(func) -> str:
     return " ".join((func.__doc__ or "").strip().splitlines()[0:1])
 
 
+class Entry:
+    """A registered function named by ``"module:function"``, imported on its first call.
+
+    A declaration that names its entry this way lists (``deplbench solvers``) without importing
+    the implementation and its libraries, as cvxpy's ``import_solver()`` does. Picklable by name.
+    """
+
+    def __init__(self, ref: str):
+        module, sep, attr = ref.partition(":")
+        if not sep or not module or not attr:
+            raise ValueError(f"an entry is 'module:function', got {ref!r}")
+        self.ref = ref
+
+    def resolve(self) -> Callable[..., Any]:
+        """The function itself (its module imported)."""
+        module, _, attr = self.ref.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Entry({self.ref!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Entry) and other.ref == self.ref
+
+    def __hash__(self) -> int:
+        return hash(self.ref)
+
+
+def _func(func, entry: str | None):
+    if (func is None) == (entry is None):
+        raise ValueError("give the function (as a decorator) or entry='module:function', not both")
+    return Entry(entry) if entry is not None else func
+
+
 def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
                     description: str = "", test_params: Mapping[str, Any] | None = None,
-                    outputs: Mapping[str, str] | None = None):
-    """Decorator: register ``func(instance, **params) -> SolveResult`` under ``name``.
+                    outputs: Mapping[str, str] | None = None, entry: str | None = None):
+    """Register ``func(instance, **params) -> SolveResult`` under ``name``.
+
+    A decorator; or, with ``entry="module:function"``, a declaration that registers at once and
+    imports the implementation on the first call (:class:`Entry`; give ``description`` then).
 
     Parameters
     ----------
@@ -148,31 +188,38 @@ def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defau
         Small parameters for the generated conformance checks.
     outputs : mapping, optional
         Numeric outputs reported in ``extra`` with a one-line doc each.
+    entry : str, optional
+        ``"module:function"`` of the implementation (no decorator then).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
 
-    def deco(func):
+    def deco(func=None):
+        func = _func(func, entry)
         declared = declare(params, defaults, COMMON_PARAMS)
         _SOLVERS[name] = SolverSpec(name, func, declared, description or _first_doc_line(func),
                                     dict(test_params or {}), kind, dict(outputs or {}))
         return func
 
-    return deco
+    return deco() if entry is not None else deco
 
 
 def register_family(name: str, *, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
                     description: str = "", test_params: Mapping[str, Any] | None = None,
-                    tags: Mapping[str, Any] | None = None):
-    """Decorator: register ``func(seed: int, **params) -> Instance`` as an instance family."""
+                    tags: Mapping[str, Any] | None = None, entry: str | None = None):
+    """Register ``func(seed: int, **params) -> Instance`` as an instance family.
 
-    def deco(func):
+    A decorator; or a declaration with ``entry="module:function"``, as :func:`register_solver`.
+    """
+
+    def deco(func=None):
+        func = _func(func, entry)
         declared = declare(params, defaults)
         _FAMILIES[name] = FamilySpec(name, func, declared, description or _first_doc_line(func),
                                      dict(test_params or {}), dict(tags or {}))
         return func
 
-    return deco
+    return deco() if entry is not None else deco
 
 
 def _load(name: str, modules: Mapping[str, str], table: dict, what: str):

@@ -1,0 +1,63 @@
+"""The declarations of ``exact`` and ``bruteforce``: parameters, outputs, test parameters, entries.
+
+Light on purpose: ``deplbench solvers`` lists both methods without importing the search (which
+imports the evaluator and scipy); the registry imports :mod:`.exact` or :mod:`.bruteforce` on the
+first call (:class:`~deplbench.registry.Entry`).
+
+May import: ``deplbench.params``, ``deplbench.registry``. Imported by: the registry (by module name),
+``formulations.exact.exact`` and ``formulations.exact.bruteforce`` (their defaults).
+"""
+
+from __future__ import annotations
+
+from deplbench.params import Param
+from deplbench.registry import register_solver
+
+DEFAULT_MAX_NODES = 2_000_000
+DEFAULT_MAX_SEQUENCES = 200_000
+
+PARAMS = (
+    Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: memout with gap",
+          low=1, high=10**9),
+    Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
+          "timeout with gap", low=0, high=10**12),
+    Param("incumbent", bool, True, "start from the certified depl-plus plan and the cheapest certified one- and "
+          "two-run sequences (prunes from the start)"),
+    Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
+    Param("cover", bool, True, "per_run: cover conditions per support, certified by exact brackets of the sum of "
+          "the models' noise (docs/exact.md, Lemma 12)"),
+    Param("positions", bool, True, "position-aware bounds when every model has the same progress shape: later "
+          "models' epochs are placed after the earlier ones' (docs/exact.md, Lemmas 8 and 9)"),
+)
+OUTPUTS = {
+    "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",
+    "pruned_bound": "nodes cut by the cost bound", "pruned_dominance": "relaxations or sequences cut by dominance",
+    "pruned_quantile": "relaxations or sequences refuted by a quantile bound",
+    "pruned_walk": "prefixes whose remaining models are unreachable", "brackets": "coarse certified brackets",
+    "cantelli": "Cantelli tests", "product": "refutations by the product bound",
+    "sequences": "complete sequences reached", "certified": "evaluator decisions",
+    "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
+    "incumbent_cost": "cost of the depl-plus incumbent",
+    "block_cost": "cost of the best block-scan plan that improved the incumbent", "peak_mem_mb": "peak resident memory (MB)",
+    "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
+    "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
+    "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
+    "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
+    "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
+}
+DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
+               "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
+               "evaluator's tolerance; timeout gives the certified gap)")
+TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare two runs on a loaded machine
+
+
+register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
+                description=DESCRIPTION, entry="deplbench.formulations.exact.exact:solve_exact")
+
+register_solver("bruteforce", kind="exact",
+                params=(Param("max_sequences", int, DEFAULT_MAX_SEQUENCES, "refuse above this many model sequences",
+                              low=1, high=10**9),),
+                description="exact optimum by enumeration of model sequences and exact allocation "
+                            "(optimal among plans certified at the evaluator's tolerance; the reference "
+                            "method of the paper instances, see `exact` for the branch-and-bound)",
+                entry="deplbench.formulations.exact.bruteforce:solve_bruteforce")
