@@ -13,8 +13,6 @@ from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
 
-#: dataset choices of ``depl-plus``: stage 1's ranking (the paper) or a search judged by the plans found
-DATASET_MODES = ("stage1", "search")
 DEPL_PARAMS = (
     Param("eta", int, 200, "buckets per resource of the expanded graph (stage 2)", low=1, high=100_000),
     Param("eps", float, 0.05, "accuracy of the stage-3 knapsack FPTAS", low=0.0, high=1.0, low_open=True),

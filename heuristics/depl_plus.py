@@ -10,7 +10,8 @@ beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's met
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import DATASET_MODES, DEPL_PARAMS, DEPL_TEST_PARAMS
+from deplbench.heuristics.datasets import DATASET_MODES
+from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult

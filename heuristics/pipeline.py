@@ -26,8 +26,8 @@ import numpy as np
 
 from deplbench.errors import InputError
 from deplbench.heuristics.allocation import allocate
+from deplbench.heuristics.datasets import DATASET_MODES
 from deplbench.heuristics.datasets.selection import ranked_datasets
-from deplbench.heuristics.depl import DATASET_MODES
 from deplbench.heuristics.models.perrun import frontier_surrogate
 from deplbench.heuristics.models.selection import (
     ExpandedGraph,

@@ -262,11 +262,33 @@ def _entries(value: Any, src: str, at: str) -> list[dict[str, Any]]:
     return value
 
 
+#: registering modules of the layout before issue 26 -> where they are now (a config naming one gets one line)
+MOVED: dict[str, str] = {
+    "deplbench.formulations.exact": "deplbench.formulations.exact.methods",
+    "deplbench.formulations.bruteforce": "deplbench.formulations.exact.methods",
+    "deplbench.formulations.highs_pyomo": "deplbench.formulations.backends.milp_highs",
+    "deplbench.formulations.highs_direct": "deplbench.formulations.backends.milp_highs_direct",
+    "deplbench.formulations.cpsat": "deplbench.formulations.backends.milp_cpsat",
+    "deplbench.formulations.scip": "deplbench.formulations.backends.milp_scip",
+    "deplbench.formulations.scip_bc": "deplbench.formulations.backends.milp_scip_bc",
+    "deplbench.formulations.mps_solver": "deplbench.formulations.backends.mps",
+    "deplbench.instances.paper": "deplbench.instances.families.paper",
+    "deplbench.instances.random_family": "deplbench.instances.families.random",
+    "deplbench.instances.calibrated": "deplbench.instances.families.calibrated",
+    "deplbench.instances.study_families": "deplbench.instances.families.studies",
+    "deplbench.benchmarks.library_family": "deplbench.benchmarks.library.family",
+    "deplbench.benchmarks.harness_testing": "deplbench.benchmarks.harness.testing",
+}
+
+
 def _module(entry: dict, name: str, known: Mapping[str, str], kind: str, src: str, at: str) -> str:
     module = entry.get("module")
     if module is not None:
         if not isinstance(module, str) or not module:
             raise InputError("must be a module name", src, f"{at}.module")
+        if module in MOVED:
+            raise InputError(f"module '{module}' moved to '{MOVED[module]}' (docs/ARCHITECTURE.md)", src,
+                             f"{at}.module")
         return module
     if name not in known:
         raise InputError(f"unknown {kind} '{name}' (known: {', '.join(sorted(known))})", src,

@@ -7,4 +7,7 @@
 * :mod:`~deplbench.cli.calibrate`: ``deplbench train-curves`` and ``calibrate``.
 
 The ``calibrated`` instance family (:mod:`deplbench.instances.families.calibrated`) reads the parameter files.
+
+May import: the core, ``deplbench.instances``, ``instances.laws``, pandas, scipy and matplotlib.
+Imported by: ``instances.families.calibrated``, ``deplbench.cli.calibrate``.
 """
