@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.instances.semantics import TIME_RTOL
+from deplbench.formulations.sequences import Refused
+from deplbench.instances.semantics import TIME_RTOL, nonempty_subsets, transfer_cost
 
 MAX_UNITS = 200_000  # longest cost table of the dynamic program (units of the cost grid)
 _SCALES = tuple(10**d for d in range(0, 10))
@@ -213,3 +214,39 @@ class Allocator:
             rhs -= max(total_time - self.limit, 0.0) + 1e-9 * max(1.0, abs(self.limit))
         return None
 
+
+#: most clusters whose every subset is enumerated when transfer costs depend on the set used
+MAX_CLUSTERS_WITH_TRANSFER = 8
+
+
+@dataclass(frozen=True)
+class ClusterSet:
+    """A set U of clusters a plan may use: its option columns, their allocator and U's transfer cost."""
+
+    clusters: tuple[int, ...]
+    cols: tuple[int, ...]
+    alloc: Allocator
+    transfer: float
+
+
+def cluster_sets(inst, datasets: tuple[str, ...], opts) -> list[ClusterSet]:
+    """The cluster sets an exact method must try for a dataset selection (one definition).
+
+    Without transfer costs on the selection, the set of all clusters (a plan pays nothing for a
+    cluster it does not use); with them, every nonempty subset, which is refused
+    (:class:`~deplbench.formulations.sequences.Refused`) beyond :data:`MAX_CLUSTERS_WITH_TRANSFER`.
+    ``opts`` is :func:`~deplbench.instances.semantics.options` of the selection.
+    """
+    n_cl = len(inst.clusters)
+    if any(inst.transfer_cost(d, c) > 0 for d in datasets for c in inst.cluster_ids):
+        if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
+            raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
+        sets = list(nonempty_subsets(range(n_cl)))
+    else:
+        sets = [tuple(range(n_cl))]
+    out = []
+    for s in sets:
+        cols = tuple(int(c) for c in np.nonzero(np.isin(opts.cluster_index, s))[0])
+        alloc = Allocator(opts.cost[list(cols)], opts.time[:, list(cols)], inst.time_budget)
+        out.append(ClusterSet(tuple(s), cols, alloc, transfer_cost(inst, datasets, [inst.cluster_ids[j] for j in s])))
+    return out

@@ -48,16 +48,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from deplbench.errors import InputError
-from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
-from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family
+
+if TYPE_CHECKING:
+    from deplbench.instances.schema import Instance
 
 KEYS = ("values", "weights", "capacity", "threshold")
 EXACT = 2**50  # every loss and time partial sum stays below this: exact in binary64
@@ -137,6 +138,8 @@ def model_id(i: int) -> str:
 
 def reduce_knapsack(kp: Knapsack, name: str = "knapsack", extra_metadata: dict | None = None) -> Instance:
     """The DepL instance of ``kp`` (module docstring); metadata holds the data and the optima."""
+    from deplbench.instances.io import instance_from_dict
+
     sol = solve_knapsack(kp)
     ids = [model_id(i) for i in range(kp.n)]
     zero = {"family": "constant", "value": 0.0, "low": 0.0, "high": 0.0}

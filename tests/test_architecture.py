@@ -93,9 +93,10 @@ def _imported_by(code: str) -> set[str]:
     return {m.split(".")[0] for m in json.loads(out.stdout.splitlines()[-1])}
 
 
-def test_listing_methods_imports_no_solver_library():
-    loaded = _imported_by("from deplbench.registry import get_solver, solver_names\n"
-                          "[get_solver(n).listing() for n in solver_names()]")
+def test_listing_methods_and_families_imports_no_solver_library():
+    loaded = _imported_by("from deplbench.registry import family_names, get_family, get_solver, solver_names\n"
+                          "[get_solver(n).listing() for n in solver_names()]\n"
+                          "[get_family(n).listing() for n in family_names()]")
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
 
 

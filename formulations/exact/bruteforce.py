@@ -44,18 +44,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocation, Allocator
+from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
 from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.plan import Plan
-from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
+from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
 
 MAX_DATASETS = 12
-MAX_CLUSTERS_WITH_TRANSFER = 8
 COARSE_RTOL = 2e-2  # coarse bracket used only to reject (lo > target)
 CLAIM = "optimal among plans certified at the evaluator's tolerance"
 
@@ -122,19 +121,10 @@ class _Search:
         return subsets
 
     def _cluster_sets(self, sub: _Subset) -> None:
-        inst = self.inst
-        n_cl = len(inst.clusters)
-        if any(inst.transfer_cost(d, c) > 0 for d in sub.datasets for c in inst.cluster_ids):
-            if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
-                raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
-            sets = list(nonempty_subsets(range(n_cl)))
-        else:
-            sets = [tuple(range(n_cl))]
-        for s in sets:
-            cols = np.nonzero(np.isin(sub.opts.cluster_index, s))[0]
-            sub.clusters_sets.append(tuple(int(c) for c in cols))
-            sub.allocators.append(Allocator(sub.opts.cost[cols], sub.opts.time[:, cols], inst.time_budget))
-            sub.transfer.append(transfer_cost(inst, sub.datasets, [inst.cluster_ids[j] for j in s]))
+        for cs in cluster_sets(self.inst, sub.datasets, sub.opts):
+            sub.clusters_sets.append(cs.cols)
+            sub.allocators.append(cs.alloc)
+            sub.transfer.append(cs.transfer)
 
     @staticmethod
     def _nonneg(model) -> bool:

@@ -36,27 +36,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocation, Allocator
+from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
 from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES
 from deplbench.formulations.exact.region import RegionBound
 from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
+from deplbench.formulations.sequences import Refused
 from deplbench.instances.plan import Plan
-from deplbench.instances.semantics import data_effect, nonempty_subsets, options, transfer_cost
+from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
 
 CLAIM = "optimal among plans certified at the evaluator's tolerance"
 MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
-MAX_CLUSTERS_WITH_TRANSFER = 8
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
              "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes")
-
-
-class Refused(Exception):
-    """The instance has more dataset selections or cluster sets than the search handles."""
 
 
 @dataclass
@@ -75,23 +71,12 @@ def _groups(inst) -> list[_Group]:
     if len(inst.datasets) > MAX_DATASETS:
         raise Refused(f"{len(inst.datasets)} datasets: at most {MAX_DATASETS}")
     out = []
-    n_cl = len(inst.clusters)
     for ds in nonempty_subsets(inst.dataset_ids):
         de = data_effect(inst, ds)
         if not de.g > 0:
             continue
         opts = options(inst, ds)
-        if any(inst.transfer_cost(d, c) > 0 for d in ds for c in inst.cluster_ids):
-            if n_cl > MAX_CLUSTERS_WITH_TRANSFER:
-                raise Refused(f"{n_cl} clusters with transfer costs: at most {MAX_CLUSTERS_WITH_TRANSFER}")
-            sets = list(nonempty_subsets(range(n_cl)))
-        else:
-            sets = [tuple(range(n_cl))]
-        for s in sets:
-            cols = tuple(int(c) for c in np.nonzero(np.isin(opts.cluster_index, s))[0])
-            al = Allocator(opts.cost[list(cols)], opts.time[:, list(cols)], inst.time_budget)
-            out.append(_Group(tuple(ds), de.g, opts, cols, al,
-                              transfer_cost(inst, ds, [inst.cluster_ids[j] for j in s])))
+        out += [_Group(tuple(ds), de.g, opts, cs.cols, cs.alloc, cs.transfer) for cs in cluster_sets(inst, ds, opts)]
     return out
 
 

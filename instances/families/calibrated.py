@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deplbench.errors import InputError
-from deplbench.instances.calibration.pipeline import PARAMS_SCHEMA
-from deplbench.instances.evaluator.plain_quantile import plain_hi
 from deplbench.instances.families.paper import LEVELS
-from deplbench.instances.io import instance_from_dict, read_json
 from deplbench.instances.plan import Plan
-from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family
+
+if TYPE_CHECKING:
+    from deplbench.instances.schema import Instance
 
 PARAMS = (
     Param("params", str, "", "calibration file written by 'deplbench calibrate'"),
@@ -44,6 +44,9 @@ DEFAULTS = {p.name: p.default for p in PARAMS}
 
 def load_params(path: str) -> dict:
     """Read a calibration file and check the parts the family uses."""
+    from deplbench.instances.calibration.pipeline import PARAMS_SCHEMA
+    from deplbench.instances.io import read_json
+
     if not path:
         raise InputError("set params=PARAMS.json (written by 'deplbench calibrate')", "--set", "params")
     data = read_json(path)
@@ -87,6 +90,8 @@ def calibrated_instance(params: str, noise_mode: str = "auto", target: str = "",
     ``max_epochs``; 0: the longest run of the curves) as fit the time budget at full
     speed on A-class. The default target is therefore feasible by construction.
     """
+    from deplbench.instances.io import instance_from_dict
+
     data = load_params(params)
     mode = data["recommended_noise_mode"] if noise_mode == "auto" else noise_mode
     if mode not in ("per_epoch", "per_run"):
@@ -148,6 +153,8 @@ def _default_target(inst: Instance, reach: dict[str, int], fraction: float) -> f
     speed on A-class; the target is then met by that plan, so the instance is
     feasible by construction.
     """
+    from deplbench.instances.evaluator.plain_quantile import plain_hi
+
     l0 = inst.loss.initial
     best = l0
     for m, k in reach.items():

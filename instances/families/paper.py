@@ -9,12 +9,14 @@ clusters ``A-class`` and ``B-class``, dataset ``cifar10``, models ``fast-unstead
 from __future__ import annotations
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from deplbench.errors import InputError
-from deplbench.instances.io import instance_from_dict, load_instance
-from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family
+
+if TYPE_CHECKING:
+    from deplbench.instances.schema import Instance
 
 TARGETS = (5.0, 7.0, 9.0, 11.0, 13.0)
 NOISE_MODES = ("per_epoch", "per_run")
@@ -45,6 +47,8 @@ def instance_name(network: str, noise_mode: str, target: float) -> str:
 
 def paper_instance(network: str, noise_mode: str = "per_run", target: float = 9.0) -> Instance:
     """Build one paper instance from Table I and MODEL.md section 6."""
+    from deplbench.instances.io import instance_from_dict
+
     if network not in NETWORKS:
         raise InputError(f"network must be one of {NETWORKS}", "--set", "network")
     if noise_mode not in NOISE_MODES:
@@ -105,6 +109,8 @@ def canonical_names() -> list[str]:
 
 def load_paper(name: str) -> Instance:
     """Load a shipped canonical instance by name, e.g. ``paper-alexnet-per_run-t9``."""
+    from deplbench.instances.io import load_instance
+
     path = resources.files("deplbench.instances") / "data" / f"{name}.json"
     if not path.is_file():
         raise InputError(f"no shipped paper instance '{name}' (see canonical_names())")

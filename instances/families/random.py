@@ -24,15 +24,16 @@ optimum from above.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from deplbench.instances.evaluator.evaluate import plan_costs
-from deplbench.instances.evaluator.plain_quantile import plain_hi
-from deplbench.instances.io import instance_from_dict
 from deplbench.instances.plan import Plan
-from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family
+
+if TYPE_CHECKING:
+    from deplbench.instances.schema import Instance
 
 #: Declared once: ranges are checked by the registry before generation (caps keep a family finite).
 PARAMS = (
@@ -120,6 +121,10 @@ def finish(data: dict, source: str = "random") -> Instance:
     Shared by the families built on this one (:mod:`deplbench.instances.families.studies`),
     which change a drafted ``data`` before finishing it.
     """
+    from deplbench.instances.evaluator.evaluate import plan_costs
+    from deplbench.instances.evaluator.plain_quantile import plain_hi
+    from deplbench.instances.io import instance_from_dict
+
     _scale_progress(data)
     draft = instance_from_dict(data, source)
     ref = _reference_plan(draft)

@@ -23,13 +23,16 @@ construction and its reference cost bounds the optimum.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from deplbench.instances.families.random import finish, random_instance
-from deplbench.instances.schema import Instance
 from deplbench.params import Param
 from deplbench.registry import register_family
+
+if TYPE_CHECKING:
+    from deplbench.instances.schema import Instance
 
 
 def _draft(family: str, seed: int, params: dict, **random_params) -> tuple[dict, np.random.Generator]:
