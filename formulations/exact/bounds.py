@@ -1,4 +1,4 @@
-"""Valid quantile lower bounds for the ``exact`` search (proofs in ``docs/exact.md``).
+"""Valid quantile lower bounds for the ``exact`` search (proofs in ``docs/exact-proofs.md``).
 
 The loss of a plan is ``l0 - g sum_k a_{m_k}(k) X_k + sum_switches P`` (MODEL.md section 4).
 When every noise law is non-negative (every family but ``normal``), a *relaxed* loss that
@@ -32,7 +32,7 @@ __all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
 
 COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
 MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
-SKEW = (0.5, 0.85)  # product-bound skews: the dominant factor at level p / rho (docs/exact.md)
+SKEW = (0.5, 0.85)  # product-bound skews: the dominant factor at level p / rho (docs/exact-proofs.md)
 ENTRY_COLUMNS = 32  # label-store columns for distinct entry laws (labels with more are not stored)
 
 
@@ -240,7 +240,7 @@ class Bounder:
         return False
 
     def placed_refuted(self, g: float, p: Prefix) -> bool:
-        """The position-aware bounds (docs/exact.md, Lemmas 9, 11 and 12) prove every completion infeasible."""
+        """The position-aware bounds (docs/exact-proofs.md, Lemmas 9, 11 and 12) prove every completion infeasible."""
         if self.shape is None or not any(p.r):
             return False
         if self.per_run and self._placed_cover(g, p):

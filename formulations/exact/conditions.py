@@ -1,4 +1,4 @@
-"""Necessary conditions on count vectors for the ``exact`` region keys (docs/exact.md).
+"""Necessary conditions on count vectors for the ``exact`` region keys (docs/exact-proofs.md).
 
 Rule R (separable in the counts, Lemma 5), placed by Lemma 8 when the models share a progress
 shape, with skewed and joint product thresholds, the entries of Lemma 10 and the joint Cantelli
@@ -24,7 +24,7 @@ class Condition:
 
     ``h = g beta_m cum_m(k) + sep[m, k]`` at position offset 0. With a common progress shape
     (``a_m = A_m h``: every model has the same ``B`` and ``p``) the linear part is
-    position-aware (docs/exact.md, Lemma 8): a model ranked after others in ``rank`` (by
+    position-aware (docs/exact-proofs.md, Lemma 8): a model ranked after others in ``rank`` (by
     ``beta_m A_m``, descending) gets ``beta_m (cum_m(P + k) - cum_m(P))`` with ``P`` the epochs
     the models ranked before it surely run. ``beta`` is None when there is no common shape.
     ``dominant`` is the model whose threshold is skewed low (``-1``: none).
@@ -113,7 +113,7 @@ def _thresholds(b: Bounder, p: float, s: int) -> list[tuple[int, np.ndarray]]:
 
 
 def conditions(b: Bounder, g: float, K: int, s: int) -> list[Condition]:
-    """Necessary conditions for support size ``s`` and data effect ``g`` (docs/exact.md, rule R).
+    """Necessary conditions for support size ``s`` and data effect ``g`` (docs/exact-proofs.md, rule R).
 
     The relaxed loss is ``l0 + low sum n' - W + Pi`` with ``W = g sum_m c_m X_m`` (per_run) or
     ``g sum_m sum_i a_m(i) X_mi`` (per_epoch) and ``Pi`` the ``s - 1`` mandatory ``P_min``. For

@@ -1,7 +1,7 @@
 """Cover conditions: linear necessary conditions of one support, certified by exact brackets.
 
 For a support ``U`` (the models a sequence uses, ``2 <= s <= 5``) and a data effect ``g``, every
-sequence certified for the target has (docs/exact.md, Lemma 12)
+sequence certified for the target has (docs/exact-proofs.md, Lemma 12)
 
     sum_{m in U} alpha_m C_m >= R / g,      C_m = sum of a_m(k) over the epochs k that run m,
 
@@ -18,7 +18,7 @@ search needs them (any weights give a valid condition).
 
 The product bound and Cantelli pay for each model's noise separately; a cover uses the exact law
 of the sum, so it keeps the diversification of several models (0.90-0.98 of the true scale
-where Rule R reaches 0.84-0.93 on the larger tier, docs/exact.md).
+where Rule R reaches 0.84-0.93 on the larger tier, docs/exact-proofs.md).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ allocation of epochs to options; the loss only through D and the model sequence.
   processed: every unexplored plan costs at least that) and ``gap``.
 
 The result is optimal among plans certified at the evaluator's tolerance (as the
-evaluator itself decides feasibility). Proofs of every rule: ``docs/exact.md``.
+evaluator itself decides feasibility). Proofs of every rule: ``docs/exact-proofs.md``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class _BranchAndBound:
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats, positions)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
-        # region keys (docs/exact.md): need the earliest-position relaxation (X >= 0)
+        # region keys (docs/exact-proofs.md): need the earliest-position relaxation (X >= 0)
         self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs, cover, deadline)
                         if region and self.bounder.valid else None for grp in self.groups]
         roots = [r.root_key + grp.transfer if r is not None else 0.0
@@ -118,7 +118,7 @@ class _BranchAndBound:
         if self.regions[gi] is not None and not self.regions[gi].admits(n):
             self.stats["pruned_region"] += 1  # n itself fails a necessary condition (Lemma 8)
             return False
-        # same models used: the relaxations count the same mandatory switches (docs/exact.md)
+        # same models used: the relaxations count the same mandatory switches (docs/exact-proofs.md)
         units = [tuple(c + (i == j) for i, c in enumerate(n)) for j in range(self.M) if n[j] > 0]
         if self.refuted.get(n, -math.inf) >= g or any(self.refuted.get(u, -math.inf) >= g for u in units):
             self.stats["pruned_dominance"] += 1
@@ -277,11 +277,11 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     incumbent : bool
         Start from the ``depl-plus`` plan (certified by the evaluator) as incumbent.
     region : bool
-        Key lattice nodes by the region bound of their subtree (``docs/exact.md``).
+        Key lattice nodes by the region bound of their subtree (``docs/exact-proofs.md``).
     positions : bool
-        Position-aware bounds (a common progress shape; ``docs/exact.md``, Lemmas 8 and 9).
+        Position-aware bounds (a common progress shape; ``docs/exact-proofs.md``, Lemmas 8 and 9).
     cover : bool
-        Cover conditions per support (``per_run``; ``docs/exact.md``, Lemma 12).
+        Cover conditions per support (``per_run``; ``docs/exact-proofs.md``, Lemma 12).
     time_limit : float
         Seconds (the incumbent heuristic included); on expiry the result is ``timeout``
         with the best certified plan, ``bound`` and ``gap``.

@@ -1,4 +1,4 @@
-"""Penalty laws and refutation labels for the ``exact`` bounds (docs/exact.md).
+"""Penalty laws and refutation labels for the ``exact`` bounds (docs/exact-proofs.md).
 
 * :func:`min_law`: the law with CDF ``max_i F_i``, stochastically below every one of its laws
   (Lemma 3), with certified moment bounds;

@@ -1,4 +1,4 @@
-"""Lifted noise laws for the cover conditions of ``exact`` (docs/exact.md, Lemma 12 (c)).
+"""Lifted noise laws for the cover conditions of ``exact`` (docs/exact-proofs.md, Lemma 12 (c)).
 
 A noise factor ``X >= 0`` is rounded up to a fine grid (:class:`Rounded`: ``X' >= X`` pointwise,
 its CDF a table lookup) and bounded on a cell of directions by a non-decreasing function of

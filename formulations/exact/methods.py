@@ -25,9 +25,9 @@ PARAMS = (
           "two-run sequences (prunes from the start)"),
     Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
     Param("cover", bool, True, "per_run: cover conditions per support, certified by exact brackets of the sum of "
-          "the models' noise (docs/exact.md, Lemma 12)"),
+          "the models' noise (docs/exact-proofs.md, Lemma 12)"),
     Param("positions", bool, True, "position-aware bounds when every model has the same progress shape: later "
-          "models' epochs are placed after the earlier ones' (docs/exact.md, Lemmas 8 and 9)"),
+          "models' epochs are placed after the earlier ones' (docs/exact-proofs.md, Lemmas 8 and 9)"),
 )
 OUTPUTS = {
     "nodes": "sequence-search nodes", "count_vectors": "count vectors popped from the heap",

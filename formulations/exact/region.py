@@ -1,6 +1,6 @@
 """Region keys for the ``exact`` lattice: a lower bound on the cost of a whole subtree.
 
-The subtree of a count vector ``n`` (``docs/exact.md``, the lattice) is
+The subtree of a count vector ``n`` (``docs/exact-proofs.md``, the lattice) is
 ``S(n) = {n' : n'_i = n_i for i < j, n'_i >= n_i for i >= j, sum n' <= K}`` with
 ``j = jmax(n)`` (``j = 0`` at the root). Split it by the support ``U`` (models used) of
 ``n'``. Every certified sequence with counts ``n'`` of support ``U`` (``s = |U|`` models)
@@ -15,7 +15,7 @@ increasing (replaced by its least concave majorant). For every allocation multip
 and the inner minimum (a concave knapsack) is bounded below by its continuous relaxation over
 the piecewise-linear ``h_m``, solved exactly by the greedy order of the increments'
 ratios ``dh / phi`` (a fractional knapsack). An unreachable ``R_s`` empties the support.
-Proofs: ``docs/exact.md``, section "Region keys".
+Proofs: ``docs/exact-proofs.md``, section "Region keys".
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ class RegionBound:
         """``sum_m h'_m(lo_m)`` and the increments of ``h'_m`` beyond ``lo_m`` for the free models.
 
         ``h'`` is ``h`` with each model's linear part shifted by the epochs ``P_m`` that the models
-        ranked before it surely run (docs/exact.md, Lemma 8); offset 0 without a common shape.
+        ranked before it surely run (docs/exact-proofs.md, Lemma 8); offset 0 without a common shape.
         """
         M = self.M
         if c.beta is None:

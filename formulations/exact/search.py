@@ -5,7 +5,7 @@ is cut when the relaxed loss of all its completions (:class:`~.exact_bounds.Boun
 proven above the target, or when a stored refutation dominates it (same prefix, no fewer
 remaining epochs of each model, no smaller data effect ``g``). A complete sequence is
 decided by the evaluator's own test (:func:`~deplbench.instances.evaluator.evaluate.certify` with
-``decide=target``). Proofs: ``docs/exact.md``.
+``decide=target``). Proofs: ``docs/exact-proofs.md``.
 """
 
 from __future__ import annotations
