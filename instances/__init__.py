@@ -10,7 +10,7 @@ Imported by: every other part. Names below are imported on first use (PEP 562).
 
 from __future__ import annotations
 
-import importlib
+from deplbench.lazy import exports
 
 _API: dict[str, str] = {
     **dict.fromkeys(("Evaluation", "certify", "evaluate"), "deplbench.instances.evaluator.evaluate"),
@@ -23,14 +23,6 @@ _API: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    """Import a public name from its module on first use."""
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deplbench.instances' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = exports("deplbench.instances", _API)
 
 __all__ = sorted(_API)

@@ -179,7 +179,7 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
 
     from deplbench.formulations.backends.milp_highs_direct import run_highs
     from deplbench.formulations.saa.common import mip_start, plan_cost, prepare, verify
-    from deplbench.formulations.saa.io import configure, to_highs_lp
+    from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
     from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
@@ -190,11 +190,7 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
     h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.passModel(to_highs_lp(model))
     x0 = mip_start(model, t0 + time_limit)
-    if x0 is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = list(x0)
-        sol.value_valid = True
-        h.setSolution(sol)
+    set_start(h, x0)
     status, x, _, bound, _ = run_highs(h)
     secs = time.perf_counter() - t0
     safety = secs >= time_limit or h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit

@@ -57,7 +57,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     import highspy
 
     from deplbench.formulations.saa.common import SubResult, mip_start
-    from deplbench.formulations.saa.io import configure, to_highs_lp
+    from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
     from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
@@ -68,11 +68,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     h.passModel(to_highs_lp(model))
     t1 = time.perf_counter()
     x0 = mip_start(model, t1 + 0.25 * max(time_limit - (t1 - t0), 0.0)) if start else None
-    if x0 is not None:
-        sol = highspy.HighsSolution()
-        sol.col_value = list(x0)
-        sol.value_valid = True
-        h.setSolution(sol)
+    set_start(h, x0)
     status, x, obj, bound, nodes = run_highs(h)
     t2 = time.perf_counter()
     plan = model.decode(x) if x is not None else None

@@ -61,6 +61,18 @@ def configure(h, *, time_limit: float, mip_gap: float, threads: int, seed: int) 
     h.setOptionValue("mip_feasibility_tolerance", FEAS_TOL)
 
 
+def set_start(h, x0) -> None:
+    """Pass the column vector ``x0`` (a MIP start) to a :class:`highspy.Highs`; nothing when None."""
+    import highspy
+
+    if x0 is None:
+        return
+    sol = highspy.HighsSolution()
+    sol.col_value = list(x0)
+    sol.value_valid = True
+    h.setSolution(sol)
+
+
 def write_model(model: SaaModel, path: str | Path) -> None:
     """The model as an MPS or LP file (by ``path``'s suffix, written by HiGHS), atomically.
 

@@ -13,8 +13,7 @@ fast; nothing inside the package imports the facade.
 
 from __future__ import annotations
 
-import importlib
-
+from deplbench.lazy import exports
 from deplbench.version import __version__  # noqa: F401 - the public version
 
 #: public name -> module that defines it
@@ -32,18 +31,6 @@ _API: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    """Import a public name from its module on first use."""
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deplbench' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
-
+__getattr__, __dir__ = exports("deplbench", _API)
 
 __all__ = sorted(["__version__", *_API])

@@ -50,7 +50,7 @@ PARTS: dict[str, str] = {
 TOP_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "deplbench.heuristics",
                 "deplbench.benchmarks")
 #: modules of the core (the rest of deplbench.* is found by prefix)
-CORE = ("deplbench.errors", "deplbench.results", "deplbench.params", "deplbench.files", "deplbench.watch",
+CORE = ("deplbench.errors", "deplbench.results", "deplbench.params", "deplbench.files", "deplbench.watch", "deplbench.lazy",
         "deplbench.version", "deplbench.architecture")
 _INSTANCES = {"instances", "instances.laws", "instances.evaluator", "instances.calibration", "instances.families"}
 _BELOW = {"core", "registry"} | _INSTANCES
