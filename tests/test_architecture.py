@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -115,7 +116,10 @@ def test_a_config_naming_a_moved_module_gets_one_line(tmp_path, capsys):
 
 def test_a_wheel_holds_every_subpackage(tmp_path, found):
     """A non-editable install gets every module (the package list in pyproject is complete)."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+    src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__",
+                                                            "deplbench-results", ".pytest_cache", ".ruff_cache"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(src)],
                    check=True, capture_output=True, timeout=600)
     wheel = next(tmp_path.glob("*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())

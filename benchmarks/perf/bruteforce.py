@@ -1,6 +1,6 @@
 """Speed and outcome of ``bruteforce`` on the 20 paper instances (prints a Markdown table).
 
-Run: ``python benchmarks/perf/bruteforce.py [NAME ...] [--time-limit S]``.
+Run: ``python -m deplbench.benchmarks.perf.bruteforce [NAME ...] [--time-limit S]``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Evaluator speed and bracket width on 60-epoch plans of the paper instances, both noise modes.
 
-Run: ``python benchmarks/perf/evaluator.py [--repeat N] [--decisions]``. Two tables:
+Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions]``. Two tables:
 
 1. *Brackets.* For each noise mode, plan and requested width ``rtol`` (1e-3, 5e-4 of the
    initial loss): the median time of the certified bracket with the CDF tables and the term

@@ -1,6 +1,6 @@
 """Wall time of ``deplbench solve --time-limit T`` per registered method on a large instance.
 
-Usage: ``python benchmarks/perf/limits.py [T]`` (default 5). Prints one line per method: the
+Usage: ``python -m deplbench.benchmarks.perf.limits [T]`` (default 5). Prints one line per method: the
 seconds the command took (in-process, after the parser is built) and the status it wrote.
 The instance is the ``random`` family at its caps (50 models, 50 clusters, 100 levels,
 1000 epochs, 4 datasets), which takes every method far longer than T.
