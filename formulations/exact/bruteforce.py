@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
-from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES
+from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES, proof_result
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
@@ -56,7 +56,6 @@ from deplbench.results import SolveResult, Status
 
 MAX_DATASETS = 12
 COARSE_RTOL = 2e-2  # coarse bracket used only to reject (lo > target)
-CLAIM = "optimal among plans certified at the evaluator's tolerance"
 
 
 
@@ -86,7 +85,11 @@ class _Search:
         self.cantelli = math.sqrt((1 - self.omega) / self.omega)
         self.verdicts: dict[tuple[int, Runs], int] = {}  # 0 infeasible, 1 not rejected, 2 certified
         self.stats = {"sequences": 0, "count_vectors": 0, "screened": 0, "coarse_brackets": 0,
-                      "certified": 0, "allocations": 0, "milp_allocations": 0}
+                      "certified": 0, "allocations": 0, "milp_allocations": 0, "unproven_rejections": 0}
+        #: sequences rejected while their finest bracket still straddled the target (not proven infeasible)
+        self.undecided: set[tuple[int, Runs]] = set()
+        #: least cost of an entry that holds such a sequence: the optimum is at least min(this, plan found)
+        self.undecided_key = math.inf
         self.subsets = self._build(max_sequences)
         # with X >= 0 a.s., one more epoch at the end of the last run lowers the loss pointwise
         # (no new switch, coefficient grows), so the quantile is non-increasing in that length
@@ -190,6 +193,9 @@ class _Search:
         br = certify(self.inst, Plan(sub.datasets, ()), DEFAULT_RTOL, decide=self.target, terms=terms)
         ok = br.hi <= self.target
         self.verdicts[key] = 2 if ok else 0
+        if not ok and not br.lo > self.target:
+            self.undecided.add(key)
+            self.stats["unproven_rejections"] += 1
         return ok
 
     # ---- plan ----------------------------------------------------------------------------------
@@ -232,11 +238,13 @@ class _Search:
                 continue
             for runs in sub.seqs[i]:
                 if self.screen(si, runs) and self.decide(si, runs):
-                    plan = self.plan(si, ui, runs, allocs[(si, ui, i)])
-                    return SolveResult(Status.OPTIMAL, plan, objective=key, bound=key, gap=0.0,
-                                       message=CLAIM, extra=dict(self.stats))
-        return SolveResult(Status.INFEASIBLE, message="no plan is certified feasible (" + CLAIM + ")",
-                           extra=dict(self.stats))
+                    return self._found(self.plan(si, ui, runs, allocs[(si, ui, i)]), key)
+            if any((si, r) in self.undecided for r in sub.seqs[i]):
+                self.undecided_key = min(self.undecided_key, key)
+        return proof_result(None, None, self.undecided_key, dict(self.stats))
+
+    def _found(self, plan: Plan, cost: float) -> SolveResult:
+        return proof_result(plan, cost, self.undecided_key, dict(self.stats))
 
     def _timeout(self, heap, allocs) -> SolveResult:
         bound = heap[0][0] if heap else None
@@ -249,6 +257,8 @@ class _Search:
                     break
             if best:
                 break
+        if bound is not None:
+            bound = min(bound, self.undecided_key)
         return SolveResult(Status.TIMEOUT, best[1] if best else None, objective=best[0] if best else None,
                            bound=bound, message="time limit reached", extra=dict(self.stats))
 
@@ -268,8 +278,10 @@ def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, ti
     Returns
     -------
     SolveResult
-        ``optimal`` (among plans certified at the evaluator's tolerance), ``infeasible``
-        (proven in the same sense), ``timeout`` or ``error`` (refused).
+        ``optimal`` (among plans certified at the evaluator's tolerance) and ``infeasible`` only
+        when no cheaper sequence was rejected on an undecided bracket (else ``feasible`` or
+        ``unknown`` with the bound that holds: :func:`~deplbench.formulations.exact.methods.proof_result`),
+        ``timeout`` or ``error`` (refused).
     """
     t0 = time.perf_counter()
     try:

@@ -39,7 +39,7 @@ import numpy as np
 from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
-from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES
+from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES, proof_result
 from deplbench.formulations.exact.region import RegionBound
 from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
 from deplbench.formulations.sequences import Refused
@@ -47,7 +47,6 @@ from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
 
-CLAIM = "optimal among plans certified at the evaluator's tolerance"
 MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
@@ -93,6 +92,7 @@ class _BranchAndBound:
         self.deadline = deadline
         self.max_nodes = max_nodes
         self.max_work = max_work
+        self.undecided_key = math.inf  # least key of a count vector rejected on an undecided bracket
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats, positions)
@@ -217,8 +217,11 @@ class _BranchAndBound:
                 self._children(gi, n, heap, tie, key)
                 if not self._screen(grp.g, n, gi):
                     continue
+                before = self.seqs.unproven_count
                 runs = self.seqs.find(grp.g, grp.datasets, n)
                 if runs is None:
+                    if self.seqs.unproven_count > before:  # maybe feasible: the optimum may be as low as key
+                        self.undecided_key = min(self.undecided_key, key)
                     continue
                 self.stats["allocations"] += 1
                 al = grp.alloc.solve(n)  # exists: the all-fastest allocation fits (finite key)
@@ -237,20 +240,17 @@ class _BranchAndBound:
     def _extra(self) -> dict:
         out = {k: float(v) for k, v in self.stats.items()}
         out["peak_mem_mb"] = _peak_mb()
-        out["unproven_rejections"] = float(self.seqs.unproven)
+        out["unproven_rejections"] = float(self.seqs.unproven_count)
         return out
 
     def _finish(self) -> SolveResult:
-        if self.best is None:
-            return SolveResult(Status.INFEASIBLE, message="no plan is certified feasible (" + CLAIM + ")",
-                               extra=self._extra(), nodes=int(self.stats["nodes"]))
-        cost, plan = self.best
-        return SolveResult(Status.OPTIMAL, plan, objective=cost, bound=cost, gap=0.0, message=CLAIM,
-                           extra=self._extra(), nodes=int(self.stats["nodes"]))
+        cost, plan = self.best if self.best is not None else (None, None)
+        return proof_result(plan, cost, self.undecided_key, self._extra(), nodes=int(self.stats["nodes"]))
 
     def _stopped(self, key: float, why: str, status: Status = Status.TIMEOUT) -> SolveResult:
         bound = max(key, 0.0) if math.isfinite(key) else 0.0
         bound = max(bound, self.stats["root_bound"])  # the least root region key: a global bound
+        bound = min(bound, self.undecided_key)  # a sequence rejected on an undecided bracket may be feasible
         if self.best is None:
             return SolveResult(status, bound=bound, message=why, extra=self._extra(),
                                nodes=int(self.stats["nodes"]))

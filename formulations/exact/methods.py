@@ -10,9 +10,13 @@ May import: ``deplbench.params``, ``deplbench.registry``. Imported by: the regis
 
 from __future__ import annotations
 
+import math
+
 from deplbench.params import Param
 from deplbench.registry import register_solver
+from deplbench.results import SolveResult, Status
 
+CLAIM = "optimal among plans certified at the evaluator's tolerance"
 DEFAULT_MAX_NODES = 2_000_000
 DEFAULT_MAX_SEQUENCES = 200_000
 
@@ -39,7 +43,7 @@ OUTPUTS = {
     "allocations": "exact allocations", "milp_allocations": "exact allocations by MILP",
     "incumbent_cost": "cost of the depl-plus incumbent",
     "block_cost": "cost of the best block-scan plan that improved the incumbent", "peak_mem_mb": "peak resident memory (MB)",
-    "unproven_rejections": "1 if a sequence was rejected on a straddling bracket",
+    "unproven_rejections": "sequences rejected while their finest bracket straddled the target (not proven infeasible)",
     "pruned_region": "lattice subtrees cut by their region key", "root_bound": "least root region key (global bound)",
     "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
     "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
@@ -61,3 +65,27 @@ register_solver("bruteforce", kind="exact",
                             "(optimal among plans certified at the evaluator's tolerance; the reference "
                             "method of the paper instances, see `exact` for the branch-and-bound)",
                 entry="deplbench.formulations.exact.bruteforce:solve_bruteforce")
+
+
+def proof_result(plan, cost: float | None, undecided: float, extra: dict, nodes: int | None = None) -> SolveResult:
+    """The result of a finished exact search, saying what was proven.
+
+    ``undecided`` is the least cost lower bound of a count vector holding a sequence that was
+    rejected only because its finest certified bracket still straddled the target (``inf``:
+    none). Such a sequence may be feasible, so the claim holds only below it: ``optimal``
+    (``infeasible``) when nothing undecided is cheaper than the plan (when nothing is undecided),
+    else ``feasible`` (``unknown``) with the bound ``min(cost, undecided)`` and its gap.
+    """
+    if plan is None:
+        if math.isinf(undecided):
+            return SolveResult(Status.INFEASIBLE, message="no plan is certified feasible (" + CLAIM + ")",
+                               extra=extra, nodes=nodes)
+        return SolveResult(Status.UNKNOWN, bound=undecided, nodes=nodes, extra=extra, message=(
+            "no plan is certified feasible, but a sequence was rejected on an undecided bracket: "
+            "infeasibility not proven"))
+    if undecided < cost:
+        gap = (cost - undecided) / max(abs(cost), 1e-9)
+        return SolveResult(Status.FEASIBLE, plan, objective=cost, bound=undecided, gap=gap, nodes=nodes, extra=extra,
+                           message="a cheaper sequence was rejected on an undecided bracket: optimality not proven")
+    return SolveResult(Status.OPTIMAL, plan, objective=cost, bound=cost, gap=0.0, message=CLAIM, extra=extra,
+                       nodes=nodes)

@@ -74,7 +74,7 @@ class SequenceSearch:
         self.reach = reach
         self.memo: dict[Runs, list] = {}  # prefix -> [(remaining counts, g)] proven refuted
         self.memo_size = 0
-        self.unproven = False  # a sequence was rejected only because its bracket straddled
+        self.unproven_count = 0  # sequences rejected only because their finest bracket straddled
 
     # ---- helpers -----------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -165,7 +165,7 @@ class SequenceSearch:
             if br.hi <= b.target:
                 return runs
             proven = br.lo > b.target + b.margin
-            self.unproven |= not proven
+            self.unproven_count += not proven
         else:
             self.stats["pruned_quantile"] += 1
         if proven and b.valid and b.per_run:
