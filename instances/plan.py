@@ -50,6 +50,10 @@ class Plan:
     scenario_seed: int | None = None
     #: the evaluator's verdict for the true problem: ``"feasible"`` or ``"infeasible"``
     certified: str | None = None
+    #: the method's proven lower bound on the optimum (a dual bound; none when it has none) and
+    #: ``(objective - bound) / objective``
+    bound: float | None = None
+    gap: float | None = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -112,6 +116,10 @@ class Plan:
         for k in ("problem", "scenarios", "scenario_seed", "certified"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        for k in ("bound", "gap"):
+            v = getattr(self, k)
+            if v is not None and math.isfinite(v):
+                out[k] = v
         return out
 
     @classmethod
@@ -124,7 +132,7 @@ class Plan:
         if not isinstance(data, dict):
             raise err("a plan must be a JSON object")
         allowed = {"schema", "instance", "solver", "status", "datasets", "segments", "objective", "runtime_s",
-                   "problem", "scenarios", "scenario_seed", "certified"}
+                   "problem", "scenarios", "scenario_seed", "certified", "bound", "gap"}
         for k in data:
             if k not in allowed:
                 raise err(f"unknown key '{k}'", f"$.{k}")
@@ -168,13 +176,13 @@ class Plan:
             segs.append(Segment(s["model"], s["cluster"], float(lv), ep))
         if not segs and status in ("optimal", "feasible"):
             raise err("segments may be empty only when status is infeasible, timeout or error", "$.segments")
-        for k in ("objective", "runtime_s"):
+        for k in ("objective", "runtime_s", "bound", "gap"):
             v = data.get(k)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
                 raise err(f"{k} must be a number", f"$.{k}")
         problem = _problem_fields(data, err)
         return cls(tuple(ds), tuple(segs), inst, solver, status, data.get("objective"), data.get("runtime_s"),
-                   **problem)
+                   **problem, bound=data.get("bound"), gap=data.get("gap"))
 
 
 def _problem_fields(data: dict, err) -> dict[str, Any]:

@@ -73,3 +73,53 @@ def test_proof_result_claims_only_what_holds():
     assert proof_result(plan, 10.0, 10.0, {}).status == Status.OPTIMAL
     weak = proof_result(plan, 10.0, 8.0, {})
     assert (weak.status, weak.bound) == (Status.FEASIBLE, 8.0) and weak.gap == pytest.approx(0.2)
+
+
+def test_plan_files_keep_the_bound_and_gap_of_a_stopped_search(tmp_path):
+    """A search stopped by its (deterministic) work limit writes its incumbent with the proven bound."""
+    import json
+
+    from deplbench.cli import main
+    from deplbench.instances.io import load_plan
+
+    inst, out = tmp_path / "inst.json", tmp_path / "plan.json"
+    assert main(["generate", "random", "--set", "models=4", "--set", "epochs=30", "--seed", "3",
+                 "--out", str(inst)]) == 0
+    assert main(["solve", str(inst), "--solver", "exact", "--set", "max_work=30", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["status"] == "timeout" and data["segments"]
+    assert 0 < data["bound"] < data["objective"]
+    assert data["gap"] == pytest.approx((data["objective"] - data["bound"]) / data["objective"])
+    assert load_plan(str(out)).bound == data["bound"]  # the plan file format reads them back
+
+
+def _solfile(fmt: str, objective: float = 10.0):
+    from deplbench.formulations.backends.solfile import SolFile
+
+    return SolFile(fmt, Status.OPTIMAL, "optimal", objective, {"x": 1.0})
+
+
+@pytest.mark.parametrize("fmt,log,bound", [
+    ("highs", "  Status            Optimal\n  Primal bound      10\n  Dual bound        9.5\n", 9.5),
+    ("cbc", "Result - Optimal solution found (within gap tolerance)\n\nObjective value: 10\n"
+            "Lower bound:                    7.25\nGap:   0.3\n", 7.25),
+    ("cbc", "Cbc0005I Partial search - best objective 10 (best possible 6.5), took 4 iterations\n", 6.5),
+    ("cbc", "Result - Optimal solution found\n\nObjective value:                10.00000000\n", 10.0),
+    ("scip", "Dual Bound         : +8.0000000000000000e+00\n", 8.0),
+    ("cbc", "Result - Optimal solution found (within gap tolerance)\n\nObjective value: 10\n", None),
+    ("highs", "  Status            Optimal\n  Primal bound      10\n", None),
+])
+def test_mps_bounds_come_from_the_solver_log_only(fmt, log, bound):
+    """An `optimal` within a gap tolerance is no bound: only a dual bound the solver printed counts."""
+    from deplbench.formulations.backends.solfile import dual_bound
+
+    assert dual_bound(log, _solfile(fmt)) == bound
+
+
+def test_mps_with_a_loose_gap_reports_the_solver_dual_bound():
+    inst = generate("random", {"epochs": 8}, seed=0)
+    res = solve("mps", inst, {"preset": "cbc", "scenarios": 20, "mip_gap": 0.3, "time_limit": 60})
+    assert res.status in (Status.OPTIMAL, Status.FEASIBLE), res.message
+    assert res.bound is not None and res.bound <= res.objective
+    if res.bound < res.objective - 1e-9:  # stopped within the gap: the gap says so, not 0
+        assert res.gap > 0

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from deplbench.errors import InputError
-from deplbench.formulations.backends.solfile import read_solution
+from deplbench.formulations.backends.solfile import dual_bound, read_solution
 from deplbench.formulations.saa.method import SAA_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
@@ -191,6 +191,7 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
             return SubResult(Status.ERROR, message=f"{Path(argv[0]).name} (exit {code}) wrote no solution: {tail}",
                              **sizes)
         sf = read_solution(sol)
+        stated = dual_bound(log.read_text(errors="replace"), sf)
     plan = None
     if sf.has_solution:
         try:
@@ -202,7 +203,7 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
         return SubResult(Status.ERROR, message=f"'{sf.raw_status}' without a solution", **sizes)
     if status == Status.UNKNOWN and plan is not None:
         status = Status.FEASIBLE
-    bound = sf.objective if status == Status.OPTIMAL else None
+    bound = stated if status != Status.INFEASIBLE else None  # the solver's dual bound, never its objective
     msg = "" if status in (Status.OPTIMAL, Status.INFEASIBLE, Status.TIMEOUT) else f"{sf.fmt}: {sf.raw_status}"
     return SubResult(status, plan, sf.objective, bound, None, message=msg, **sizes)
 

@@ -42,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     m.setParam("numerics/feastol", 1e-9)
     m.optimize()
     st = m.getStatus()
+    if st != "infeasible":  # the dual bound, in SCIP's own statistics format (read back by solfile.dual_bound)
+        print(f"Dual Bound         : {m.getDualbound():+.16e}", flush=True)
     fd, tmp = tempfile.mkstemp(suffix=".sol", dir=os.path.dirname(os.path.abspath(a.sol)))
     os.close(fd)
     if m.getNSols() > 0:

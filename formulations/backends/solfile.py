@@ -163,3 +163,35 @@ def _cbc(path, lines) -> SolFile:
     if abs(obj) >= CBC_NO_SOLUTION or status == Status.INFEASIBLE:
         return SolFile("cbc", status, raw, None, {})
     return SolFile("cbc", status, raw, obj, vals)
+
+
+#: lines of a solver's log that state its dual bound (the last one counts): HiGHS's summary, CBC's
+#: stop report and partial search, SCIP's statistics (printed by ``scip_file``)
+_DUAL_BOUND = (
+    re.compile(r"^\s*Dual bound\s+(\S+)\s*$", re.M),
+    re.compile(r"^Lower bound:\s+(\S+)", re.M),
+    re.compile(r"best possible (\S+?)\)", re.M),
+    re.compile(r"^Dual Bound\s*:\s*(\S+)", re.M),
+)
+
+
+def dual_bound(log: str, sf: SolFile) -> float | None:
+    """The dual bound the solver stated in its log, or None when it stated none.
+
+    Only a bound the solver printed counts, never the objective of a solution it calls optimal
+    within a gap tolerance. One exception, also the solver's word: CBC's "Result - Optimal
+    solution found" (without "within gap tolerance") ends a search that explored the whole tree,
+    so its objective is the bound.
+    """
+    found = None
+    for rx in _DUAL_BOUND:
+        for m in rx.finditer(log):
+            try:
+                v = float(m.group(1).rstrip(",;"))
+            except ValueError:
+                continue
+            if math.isfinite(v):
+                found = v
+    if found is None and sf.fmt == "cbc" and re.search(r"^Result - Optimal solution found\s*$", log, re.M):
+        found = sf.objective
+    return found

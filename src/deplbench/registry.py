@@ -321,12 +321,14 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     if res.plan is not None:
         res = res.replace(plan=res.plan.annotate(instance=instance.name, solver=name, params=p,
                                                  status=res.status.value, objective=res.objective,
-                                                 runtime_s=runtime, **problem_of(spec, p)))
+                                                 bound=res.bound, gap=res.gap, runtime_s=runtime,
+                                                 **problem_of(spec, p)))
     if check:
         res = _check(spec, instance, p, res)
         if res.plan is not None and res.evaluation is not None:
             verdict = "feasible" if res.evaluation.feasible else "infeasible"
-            res = res.replace(plan=res.plan.annotate(status=res.status.value, certified=verdict))
+            res = res.replace(plan=res.plan.annotate(status=res.status.value, certified=verdict, bound=res.bound,
+                                                     gap=res.gap))
     return res
 
 

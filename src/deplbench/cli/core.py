@@ -161,7 +161,8 @@ def _plan_of(res, inst, name: str, spec):
 
     plan = res.plan or Plan((), (), inst.name, {"name": name, "params": res.params}, res.status.value, None,
                             res.runtime_s, **problem_of(spec, res.params))
-    return plan.annotate(status=res.status.value, objective=res.objective, runtime_s=res.runtime_s)
+    return plan.annotate(status=res.status.value, objective=res.objective, runtime_s=res.runtime_s,
+                         bound=res.bound, gap=res.gap)
 
 
 def solve_summary(name: str, kind: str, res) -> str:
