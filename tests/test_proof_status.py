@@ -123,3 +123,14 @@ def test_mps_with_a_loose_gap_reports_the_solver_dual_bound():
     assert res.bound is not None and res.bound <= res.objective
     if res.bound < res.objective - 1e-9:  # stopped within the gap: the gap says so, not 0
         assert res.gap > 0
+
+
+def test_saa_replications_count_their_dual_bound_not_their_objective():
+    from deplbench.formulations.saa.bounds import replication_value
+    from deplbench.results import SolveResult
+
+    within_gap = SolveResult(Status.OPTIMAL, None, objective=100.0, bound=99.0)
+    assert replication_value(within_gap) == 99.0
+    assert replication_value(SolveResult(Status.OPTIMAL, None, objective=100.0)) == float("-inf")
+    assert replication_value(SolveResult(Status.INFEASIBLE)) == float("inf")
+    assert replication_value(SolveResult(Status.TIMEOUT, None, objective=100.0, bound=80.0)) == 80.0

@@ -12,7 +12,8 @@
   The L-th smallest replication value exceeds z* only if fewer than L replications have x*
   feasible: probability <= ``P(Bin(R, rho) <= L - 1)``. The largest L with that at most
   ``1 - conf`` gives a lower bound at confidence ``conf``. A replication that is not proven
-  optimal contributes its solver bound (still <= its optimum), a failed one -inf.
+  optimal contributes its solver bound (still <= its optimum), a failed one -inf; an ``optimal``
+  one contributes its dual bound too (optimal within ``mip_gap`` is not optimal), never its objective.
 * **Sample size** (Luedtke and Ahmed 2008, finite plan set X): with gamma < eps and
   ``N >= ln(|X| / delta) / (2 (eps - gamma)^2)`` every plan feasible for the SAA is
   eps-feasible with probability >= 1 - delta; with gamma = 0, ``N >= ln(|X| / delta) / -ln(1 - eps)``
@@ -73,6 +74,14 @@ class SaaBoundsReport:
 def clopper_pearson_upper(x: int, n: int, conf: float) -> float:
     """One-sided upper confidence bound on a binomial probability."""
     return 1.0 if x >= n else float(stats.beta.ppf(conf, x + 1, n - x))
+
+
+def replication_value(r) -> float:
+    """What one replication proves about its SAA optimum: the solver's dual bound (``optimal``
+    within ``mip_gap`` is no proof of the objective), +inf when proven infeasible, else -inf."""
+    if r.status == Status.INFEASIBLE:
+        return math.inf
+    return float(r.bound) if r.bound is not None and math.isfinite(r.bound) else -math.inf
 
 
 def replication_lower_bound(values: list[float], N: int, allowed: int, eps: float,
@@ -146,12 +155,7 @@ def saa_bounds(instance, method: str, *, scenarios: int, replications: int, conf
     values = []
     for j in range(replications):
         r = solve(method, risky, {**params, "scenarios": N, "seed": seed + 1 + j})
-        if r.status == Status.OPTIMAL:
-            values.append(float(r.objective))
-        elif r.status == Status.INFEASIBLE:
-            values.append(math.inf)
-        else:
-            values.append(float(r.bound) if r.bound is not None else -math.inf)
+        values.append(replication_value(r))
     L, lb, rho = replication_lower_bound(values, N, allowed, eps, confidence)
     lp = log_plan_count(instance)
     n_g, n_0 = sample_sizes(lp, eps, eps / 2, 1 - confidence)
