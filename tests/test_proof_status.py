@@ -134,3 +134,57 @@ def test_saa_replications_count_their_dual_bound_not_their_objective():
     assert replication_value(SolveResult(Status.OPTIMAL, None, objective=100.0)) == float("-inf")
     assert replication_value(SolveResult(Status.INFEASIBLE)) == float("inf")
     assert replication_value(SolveResult(Status.TIMEOUT, None, objective=100.0, bound=80.0)) == 80.0
+
+
+def test_paper_figures_call_an_unproven_reference_best_known():
+    import pandas as pd
+
+    from deplbench.benchmarks.report.paper_figures import method_rows, reference_label
+
+    base = {"network": "alexnet", "noise_mode": "per_run", "target": 9.0, "feasible": True, "repetition": 0,
+            "violations": "", "p_eta": None}
+    runs = pd.DataFrame([
+        {**base, "instance": "a", "solver": "exact", "solver_kind": "exact", "status": "optimal", "cost": 10.0},
+        {**base, "instance": "b", "solver": "exact", "solver_kind": "exact", "status": "timeout", "cost": 12.0},
+        {**base, "instance": "b", "solver": "depl", "solver_kind": "heuristic", "status": "feasible", "cost": 11.0},
+    ])
+    rows = method_rows(runs)
+    ref = rows[rows["which"] == "optimum"].set_index("instance")
+    assert bool(ref.loc["a", "proven"]) and not bool(ref.loc["b", "proven"])
+    assert ref.loc["b", "cost"] == 11.0  # the cheapest certified plan, from a heuristic: not an optimum
+    assert reference_label(rows[rows["instance"] == "a"]) == "optimum"
+    assert reference_label(rows[rows["instance"] == "b"]) == "best known"
+    assert reference_label(rows) == "optimum or best known"
+
+
+def test_the_harness_doc_gives_the_configs_true_run_counts():
+    """docs/harness.md's sizes are what `deplbench run NAME --dry-run` counts (issue 31: no stale figures)."""
+    import re
+    from pathlib import Path
+
+    from deplbench.benchmarks.harness.config import load_config
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "harness.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)`(?: \(default\))? \|.*\| (\d+) runs \|$", doc, re.M)
+    assert len(rows) >= 9
+    for name, count in rows:
+        assert len(load_config(name).runs) == int(count), name
+
+
+@pytest.mark.parametrize("kind,value,bound,cost,expect", [
+    ("opt", 100.0, None, 90.0, "cheaper than the proven optimum"),
+    ("inf", None, None, 90.0, "feasible for a problem proven infeasible"),
+    ("best", 100.0, 95.0, 90.0, "cheaper than the proven lower bound"),
+])
+def test_library_check_builds_each_contradiction(kind, value, bound, cost, expect):
+    from deplbench.benchmarks.library.check import CheckResult, _compare
+    from deplbench.benchmarks.library.solu import Reference
+
+    ref = Reference(kind, value, bound) if kind != "inf" else Reference("inf")
+    res = CheckResult("p", True, cost, ref)
+    _compare(res, ref)
+    assert not res.consistent and expect in res.contradictions[0]
+    fine = CheckResult("p", True, 100.0 if kind != "inf" else cost, ref)
+    if kind != "inf":
+        _compare(fine, ref)
+        assert fine.consistent, fine.contradictions

@@ -61,8 +61,8 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
 
     ``method`` is the stored label ``solver[k=v,...]``; ``network`` the paper network the
     family declares (its ``network`` tag). ``solved``: the harness finished, the evaluator
-    certifies the plan feasible, and an exact or SAA method also proved optimality (status
-    ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict). ``ttime``: the time used for means and profiles, the runtime when solved and
+    certifies the plan feasible, and an exact method also proved optimality, or an SAA method
+    optimality for its sample (status ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict). ``ttime``: the time used for means and profiles, the runtime when solved and
     the time limit otherwise (unsolved runs are charged the limit, as in Mittelmann's tables).
     """
     d = ensure_columns(df)

@@ -166,8 +166,10 @@ def write_sol(path: Path, names: list[str], x, status_text: str, objective: floa
     path.write_text("\n".join(lines) + "\n")
 
 
-def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[Reference, object, float, bool]:
-    """Solve one selection's SAA with HiGHS at gap 0: reference, plan, seconds, safety limit hit.
+def solve_saa_file(data, inst, sc, time_limit: float,
+                   max_nodes: int) -> tuple[Reference, object, float, bool, str]:
+    """Solve one selection's SAA with HiGHS at gap 0: reference, plan, seconds, safety limit hit, and
+    HiGHS's own words for how it stopped (the ``.sol`` file's model status).
 
     The solved model is the aggregated file strengthened as ``milp-highs-direct`` does by
     default (valid quantile and mixing cuts, quantile big-M, fixing of scenarios that no plan
@@ -194,19 +196,20 @@ def solve_saa_file(data, inst, sc, time_limit: float, max_nodes: int) -> tuple[R
     status, x, _, bound, _ = run_highs(h)
     secs = time.perf_counter() - t0
     safety = secs >= time_limit or h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
+    stop = h.modelStatusToString(h.getModelStatus())
     plan = model.decode(x) if x is not None else None
     if plan is not None and verify(inst, plan, sc):
         plan = None  # tolerances let it slip past the sample's target: no claim from it
         status = Status.UNKNOWN if status == Status.OPTIMAL else status
     if status == Status.INFEASIBLE:
-        return Reference("inf"), None, secs, safety
+        return Reference("inf"), None, secs, safety, stop
     if plan is None:
-        return Reference("unkn"), None, secs, safety
+        return Reference("unkn"), None, secs, safety, stop
     cost = plan_cost(inst, plan)
     if status == Status.OPTIMAL:
-        return Reference("opt", cost), plan, secs, safety
+        return Reference("opt", cost), plan, secs, safety, stop
     lo = None if bound is None else min(float(bound), cost)
-    return Reference("best", cost, lo), plan, secs, safety
+    return Reference("best", cost, lo), plan, secs, safety, stop
 
 
 def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
@@ -226,7 +229,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
         sc = sample_scenarios(inst, S, SCENARIO_SEED)
         data = subset_data(inst, ds, sc)
         models = {f: build(data, f, names=True) for f in FORMULATIONS}
-        ref, plan, secs, hit = solve_saa_file(data, inst, sc, time_limit, max_nodes)
+        ref, plan, secs, hit, stop = solve_saa_file(data, inst, sc, time_limit, max_nodes)
         if hit:
             safety.append(f"{inst.name} S={S}")
         for f, model in models.items():
@@ -243,8 +246,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
             if plan is not None:
                 sol = out / "solutions" / f"{base}.sol"
                 sol.parent.mkdir(parents=True, exist_ok=True)
-                write_sol(sol, model.names, encode(model, plan),
-                          "Optimal" if ref.kind == "opt" else "Time limit reached", ref.value)
+                write_sol(sol, model.names, encode(model, plan), "Optimal" if ref.kind == "opt" else stop, ref.value)
                 rec.update(solution=f"solutions/{base}.sol", solution_sha256=sha256(sol))
             recs.append(rec)
             times[base] = round(secs, 3)

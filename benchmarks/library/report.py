@@ -73,7 +73,7 @@ def library_section(ctx: ReportContext) -> Section | None:
     sec = Section("Instance library (Mittelmann-style tables)")
     sec.p("Per tier of the library (graded by the measured time of the best exact method: easy within 60 s, "
           "medium within the reference limit, hard open): instances, solved (certified feasible plan; exact "
-          f"and SAA methods also proved optimal), shifted geometric mean of time with shift {SHIFT_S:g} s "
+          f"methods also proved optimal, SAA methods optimal for their sample), shifted geometric mean of time with shift {SHIFT_S:g} s "
           "(unsolved runs charged the time limit), that mean scaled to the best, and the rank by it. A proof of "
           "infeasibility counts as solved on an instance the library proves infeasible (=inf=); wrong_inf counts "
           "infeasibility claims on instances with a feasible reference.")

@@ -69,8 +69,8 @@ def overview_section(ctx: ReportContext) -> Section:
 def comparison_section(ctx: ReportContext) -> Section:
     d = ctx.runs
     sec = Section("Solver comparison")
-    sec.p("Per experiment: runs, instances, solved (certified feasible plan; exact and SAA methods also "
-          f"proved optimal), shifted geometric mean of per-instance time with shift {SHIFT_S:g} s "
+    sec.p("Per experiment: runs, instances, solved (certified feasible plan; exact methods also proved "
+          f"optimal, SAA methods optimal for their sample), shifted geometric mean of per-instance time with shift {SHIFT_S:g} s "
           "(unsolved charged the time limit), the solvers' mean MIP gap, the median certified cost gap to "
           "the best cost in the experiment, and wins (cheapest / fastest solved). Methods are labelled "
           "`name[k=v,...]` with every declared variant parameter that differs from its default.")

@@ -242,6 +242,8 @@ def assemble(instance, subs: list[SubResult], sc: Scenarios, *, build_s: float, 
         status = Status.TIMEOUT
     elif best is not None:  # some selection only feasible or unknown (not proven either way)
         status = Status.FEASIBLE
+    elif Status.UNKNOWN in sts:  # no plan, and some selection neither solved nor proven infeasible
+        status = Status.UNKNOWN
     else:
         status = Status.ERROR
     if status == Status.ERROR and not msgs:

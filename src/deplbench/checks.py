@@ -72,7 +72,21 @@ def run_check(case: Case) -> None:
     if not per_family:
         return func(case.method)
     inst = test_instance(case.family)
-    return func(case.method, case.family, solve_cached(case.method, case.family), inst)
+    res = solve_cached(case.method, case.family)
+    _solved(case.method, case.family, res)
+    return func(case.method, case.family, res, inst)
+
+
+def _solved(method: str, family: str, res: SolveResult) -> None:
+    """An ``error`` on a test instance fails every check, unless the method declares it refuses the family."""
+    from deplbench.registry import get_solver
+
+    refuses = get_solver(method).refuses
+    if res.status == Status.ERROR and family not in refuses:
+        raise AssertionError(f"{method} fails on the {family} test instance at its test_params "
+                             f"({res.message or 'no message'}); declare refuses={{{family!r}: why}} if by design")
+    if family in refuses and res.status not in (Status.ERROR, Status.UNKNOWN):
+        raise AssertionError(f"{method} declares it refuses {family} ({refuses[family]}) but returned {res.status}")
 
 
 @cache

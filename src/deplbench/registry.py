@@ -8,8 +8,12 @@ method is used. The implementing module decorates its entry point with
 Every method takes an :class:`~deplbench.instances.Instance` and keyword parameters
 and returns a :class:`~deplbench.results.SolveResult`. :func:`solve` is the one way
 to call a method: it coerces parameters, times the call, turns exceptions into
-``error`` results and re-checks every returned plan with the evaluator, so a
-status of ``optimal`` or ``feasible`` is never taken on the solver's word.
+``error`` results and re-checks every returned plan with the evaluator, so a plan's
+feasibility is never taken on the solver's word: an ``optimal`` or ``feasible`` claim whose plan
+the evaluator (for ``saa`` methods, the sample) rejects becomes ``error``. Optimality itself is the
+method's own proof (``exact`` and ``bruteforce`` claim it only with one: docs/exact.md; an SAA
+method's ``optimal`` holds for its sample, within its ``mip_gap``, and its ``bound`` is the
+solver's dual bound).
 """
 
 from __future__ import annotations
@@ -110,6 +114,9 @@ class SolverSpec(_Spec):
     kind: str = "heuristic"
     #: numeric outputs the method reports in ``extra`` (name -> doc): the store's ``x_<name>`` columns
     outputs: dict[str, str] = field(default_factory=dict)
+    #: families whose test instance the method legitimately refuses (family -> why); on any other
+    #: family an ``error`` at the method's ``test_params`` fails every conformance check
+    refuses: dict[str, str] = field(default_factory=dict)
     what = "solver"
 
     def listing(self) -> list[str]:
@@ -172,7 +179,8 @@ def _func(func, entry: str | None):
 
 def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
                     description: str = "", test_params: Mapping[str, Any] | None = None,
-                    outputs: Mapping[str, str] | None = None, entry: str | None = None):
+                    outputs: Mapping[str, str] | None = None, entry: str | None = None,
+                    refuses: Mapping[str, str] | None = None):
     """Register ``func(instance, **params) -> SolveResult`` under ``name``.
 
     A decorator; or, with ``entry="module:function"``, a declaration that registers at once and
@@ -190,6 +198,8 @@ def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defau
         Numeric outputs reported in ``extra`` with a one-line doc each.
     entry : str, optional
         ``"module:function"`` of the implementation (no decorator then).
+    refuses : mapping, optional
+        Families whose test instance the method refuses by design (family -> why).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
@@ -198,7 +208,7 @@ def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defau
         func = _func(func, entry)
         declared = declare(params, defaults, COMMON_PARAMS)
         _SOLVERS[name] = SolverSpec(name, func, declared, description or _first_doc_line(func),
-                                    dict(test_params or {}), kind, dict(outputs or {}))
+                                    dict(test_params or {}), kind, dict(outputs or {}), dict(refuses or {}))
         return func
 
     return deco() if entry is not None else deco
