@@ -321,3 +321,28 @@ def test_proven_references_agree_with_an_independent_method(lib, tmp_path):
                     assert st == Status.OPTIMAL and math.isclose(obj, sref.value, rel_tol=1e-6), (s["name"], obj)
                 saa_checked += 1
     assert true_checked >= 5 and saa_checked >= 5, (true_checked, saa_checked)
+
+
+def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
+    """MIPLIB's checker, exactly: a .sol whose equality row is off by 1e-5 relative is rejected (the
+    reference .sol passes), in rational arithmetic against the library's own MPS file."""
+    from fractions import Fraction
+
+    from deplbench.benchmarks.library.rational import read_mps
+
+    name, path = next((n, p) for n, p in _solutions(lib) if p.suffix == ".sol")
+    assert check(lib, path, name).consistent
+    rec = next(s for r in lib.manifest["instances"] for s in r["saa"] if s["name"] == name)
+    m = read_mps(lib.root / rec["file"])
+    lines = path.read_text().splitlines()
+    values = {ln.split()[0]: ln.split()[1] for ln in lines[lines.index(next(x for x in lines if x.startswith("# Columns"))) + 1:]
+              if len(ln.split()) == 2}
+    col, row, a = next((c, r, a) for c, rows in m.columns.items() if c not in m.integer
+                       for r, a in rows.items() if m.senses.get(r) == "E" and a != 0)
+    side = max(Fraction(1), abs(m.rhs.get(row, Fraction(0))))
+    new = Fraction(values[col]) + side * Fraction(1, 10**5) / abs(a)
+    bad = tmp_path / path.name
+    bad.write_text("\n".join(f"{col} {float(new)!r}" if ln.split()[:1] == [col] and len(ln.split()) == 2 else ln
+                             for ln in lines) + "\n")
+    res = check(lib, bad, name)
+    assert not res.consistent and any("violates its MPS file" in n for n in res.notes), res.lines()

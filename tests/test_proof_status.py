@@ -188,3 +188,60 @@ def test_library_check_builds_each_contradiction(kind, value, bound, cost, expec
     if kind != "inf":
         _compare(fine, ref)
         assert fine.consistent, fine.contradictions
+
+
+MPS = """NAME        tiny
+ROWS
+ N  obj
+ L  cap
+ E  exact
+COLUMNS
+    x         obj       1           cap       1
+    x         exact     0.1
+    y         obj       2           cap       1
+    y         exact     0.2
+    MARKER    'MARKER'  'INTORG'
+    z         obj       1
+    MARKER    'MARKER'  'INTEND'
+RHS
+    RHS       cap       1           exact     0.3
+    RHS       obj       -5
+BOUNDS
+ UP BND       x         10
+ UP BND       y         10
+ BV BND       z
+ENDATA
+"""
+
+
+@pytest.mark.parametrize("values,ok,kind", [
+    ({"x": "1", "y": "1", "z": "1"}, False, "row"),            # cap: 2 <= 1 broken
+    ({"x": "0.5", "y": "0.5", "z": "1"}, False, "row"),        # exact: 0.15 != 0.3
+    ({"x": "1", "y": "1", "z": "0.9999"}, False, "integrality"),
+])
+def test_rational_checker_flags_violations(tmp_path, values, ok, kind):
+    from deplbench.benchmarks.library.rational import check_solution, read_mps
+
+    (tmp_path / "m.mps").write_text(MPS)
+    v = check_solution(read_mps(tmp_path / "m.mps"), values)
+    assert v.ok is ok and v.worst[kind][0] > 0
+
+
+def test_rational_checker_is_exact_and_uses_miplib_tolerances(tmp_path):
+    from fractions import Fraction
+
+    from deplbench.benchmarks.library.rational import check_solution, read_mps
+
+    (tmp_path / "m.mps").write_text(MPS.replace(" L  cap", " G  cap"))  # cap: x + y >= 1
+    m = read_mps(tmp_path / "m.mps")
+    exact = check_solution(m, {"x": "1", "y": "1", "z": "1"}, stated="9")
+    assert exact.worst["row"][0] == 0 and exact.ok  # 0.1 + 0.2 = 0.3 exactly (floats: 0.30000000000000004)
+    assert exact.objective == 9  # x + 2 y + z minus the objective row's RHS (-5)
+    wrong = check_solution(m, {"x": "1", "y": "1", "z": "1"}, stated="8.99")
+    assert not wrong.ok and wrong.worst["objective"][0] == Fraction(1, 900)
+    # 1e-5 relative off the equality row: rejected; 5e-7 relative: accepted (MIPLIB's 1e-6)
+    off = check_solution(m, {"x": "1.0001", "y": "1", "z": "1"})
+    assert not off.ok and off.worst["row"][0] == Fraction(1, 10**5)
+    close = check_solution(m, {"x": "1.000005", "y": "1", "z": "0.99999"})
+    assert close.ok and close.worst["row"][0] == Fraction(5, 10**7)
+    assert close.worst["integrality"][0] == Fraction(1, 10**5)  # at the integrality tolerance: accepted

@@ -59,6 +59,23 @@ def _saa_model(lib: Library, inst, saa: dict):
     return build(subset_data(inst, tuple(saa["datasets"]), sc), saa["formulation"], names=True), sc
 
 
+def _is_plan(path: Path) -> bool:
+    return path.suffix.lower() == ".json" or path.read_bytes()[:1] == b"{"
+
+
+def _exact_rows(lib: Library, path: Path, saa: dict, res: CheckResult) -> None:
+    """The solution against the library's MPS file in rational arithmetic, with MIPLIB's tolerances."""
+    from deplbench.benchmarks.library.rational import check_solution, read_mps
+    from deplbench.formulations.backends.solfile import read_solution
+
+    sf = read_solution(path)
+    verdict = check_solution(read_mps(lib.root / saa["file"]), sf.values, sf.objective)
+    res.notes += [f"exact (rational) check of {saa['file']}: " + "; ".join(verdict.lines())]
+    if not verdict.ok:
+        res.feasible = False
+        res.notes.append("violates its MPS file beyond MIPLIB's tolerances (feasibility 1e-6, integrality 1e-5)")
+
+
 def _read(lib: Library, path: Path, inst, saa: dict | None):
     """(plan, stated objective, scenarios or None) of the solution file."""
     from deplbench.errors import InputError
@@ -66,7 +83,7 @@ def _read(lib: Library, path: Path, inst, saa: dict | None):
     from deplbench.formulations.backends.solfile import read_solution
     from deplbench.instances.io import load_plan
 
-    is_plan = path.suffix.lower() == ".json" or path.read_bytes()[:1] == b"{"
+    is_plan = _is_plan(path)
     model, sc = _saa_model(lib, inst, saa) if saa is not None else (None, None)
     if is_plan:
         plan = load_plan(path, inst)
@@ -107,6 +124,8 @@ def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
             res.feasible = False
             res.notes.append(f"violates {', '.join(hard)}" if hard else
                              f"violates {chk.n_violated} of {chk.n_scenarios} scenarios (allowed {chk.allowed})")
+    if saa is not None and not _is_plan(Path(solution)):
+        _exact_rows(lib, Path(solution), saa, res)
     if stated is not None and not _close(stated, res.cost):
         res.contradictions.append(f"stated objective {stated!r} differs from the certified cost {res.cost!r}")
     if res.feasible:
