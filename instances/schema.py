@@ -110,6 +110,9 @@ class Noise(_Strict):
                 raise ValueError("a constant noise has var 0 or no var")
         elif self.var is None or self.var <= 0:
             raise ValueError(f"noise family '{self.family}' needs var > 0")
+        elif self.var < MIN_POS:  # the magnitude caps (docs/reliability.md): a law this narrow is 'constant'
+            raise ValueError(f"var {self.var:g} is below {MIN_POS:g}, the smallest positive number an instance "
+                             "may hold; use family 'constant' for a noise without variance")
         return self
 
 

@@ -83,8 +83,8 @@ def _ig_dist(mean: float, var: float) -> Dist:
 def _ig_log_laplace(s: Array, mean: float, var: float) -> Array:
     # E e^{-sX} = 2 (b s)^{a/2} K_a(2 sqrt(b s)) / Gamma(a)
     a, b = _ig_shape(mean, var)
-    z = 2.0 * np.sqrt(b * np.maximum(s, 1e-300))
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # near-constant laws: b s overflows
+        z = 2.0 * np.sqrt(b * np.maximum(s, 1e-300))
         out = (math.log(2.0) + 0.5 * a * np.log(b * np.maximum(s, 1e-300)) + np.log(special.kve(a, z)) - z
                - special.gammaln(a))
     bad = ~np.isfinite(out)
