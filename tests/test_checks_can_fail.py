@@ -13,6 +13,8 @@ PER_FAMILY = [name for name, (_, per_family) in checks._CHECKS.items() if per_fa
 
 
 def _register(monkeypatch, name: str, func, **kw):
+    for method in registry.solver_names():  # loaded before the table is swapped for a copy
+        registry.get_solver(method)
     monkeypatch.setitem(registry.SOLVER_MODULES, name, __name__)
     monkeypatch.setattr(registry, "_SOLVERS", dict(registry._SOLVERS))
     registry.register_solver(name, kind="heuristic", description="a test method", **kw)(func)
@@ -56,3 +58,16 @@ def test_a_declared_refusal_passes_and_a_false_one_fails(monkeypatch):
               params=tuple(p for n, p in depl.params.items() if n not in registry.COMMON_DEFAULTS))
     with pytest.raises(AssertionError, match="declares it refuses"):
         checks.run_check(checks.Case("test-false-refusal", FAMILY, "status_consistent"))
+
+
+def test_claims_hold_catches_a_bound_above_a_known_plan(monkeypatch):
+    """A method that returns a certified plan with a bound above another method's plan fails `claims_hold`."""
+    def overbound(instance, **params):
+        res = registry.solve("depl-plus", instance, {"time_limit": 20})
+        return SolveResult(Status.FEASIBLE, res.plan, objective=res.objective, bound=2 * res.objective,
+                           gap=0.0)
+
+    _register(monkeypatch, "test-overbound", overbound)
+    assert checks.solve_cached("test-overbound", FAMILY).status == Status.FEASIBLE
+    with pytest.raises(AssertionError, match="above the cost"):
+        checks.run_check(checks.Case("test-overbound", FAMILY, "claims_hold"))

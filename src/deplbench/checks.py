@@ -25,6 +25,10 @@ NOT_GENERABLE = {"calibrated": "needs a calibration file (tests/test_calibration
                  "library": "reads a built library (tests/test_library.py covers it)"}
 #: slack (s) over a method's time limit before the limit counts as ignored
 TIME_SLACK_S = 10.0
+#: methods whose certified plans are upper bounds on the optimum that ``claims_hold`` checks against
+REFERENCES = ("bruteforce", "depl-plus", "best-exp")
+#: relative tolerance of a cost comparison (the evaluator's costs are exact sums)
+COST_RTOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ def check_status_consistent(method, family, res, inst) -> None:
         assert not has_plan, "infeasible with a plan"
     if res.status == Status.ERROR:
         assert res.message, "an error without a message"
+    if res.gap is not None:
+        assert res.gap >= 0 and res.bound is not None, f"gap {res.gap} without a bound"
 
 
 @register_check("time_limit_honoured")
@@ -165,6 +171,52 @@ def check_deterministic(method, family, res, inst) -> None:
     again = solve(method, inst, test_params(method))
     assert again.status == res.status, f"{res.status} then {again.status}"
     assert _plan_json(again) == _plan_json(res), "a different plan for the same seed"
+
+
+@register_check("claims_hold")
+def check_claims_hold(method, family, res, inst) -> None:
+    """``optimal``, ``infeasible`` and ``bound`` agree with the certified plans of the reference methods.
+
+    A plan feasible for the method's problem (the true problem, or its SAA sample) costs at least
+    the optimum: a ``bound`` above it, an ``optimal`` plan dearer than it (beyond ``mip_gap``) or
+    an ``infeasible`` claim beside it is a false claim.
+    """
+    from deplbench.registry import get_solver
+
+    known = _known_costs(get_solver(method), family, inst, res.params)
+    if not known:
+        return
+    best_name, best = min(known.items(), key=lambda kv: kv[1])
+    tol = COST_RTOL * max(abs(best), 1.0)
+    assert res.status != Status.INFEASIBLE, f"claims infeasible, but {best_name}'s plan is feasible (cost {best:g})"
+    if res.bound is not None:
+        assert res.bound <= best + tol, f"bound {res.bound:g} above the cost {best:g} of {best_name}'s plan"
+    if res.status == Status.OPTIMAL and res.evaluation is not None:
+        slack = float(res.params.get("mip_gap", 0.0)) * abs(res.evaluation.cost)
+        assert res.evaluation.cost <= best + tol + slack, (
+            f"claims optimal at cost {res.evaluation.cost:g}, but {best_name}'s plan costs {best:g}")
+
+
+def _known_costs(spec, family: str, inst, params: dict) -> dict[str, float]:
+    """Cost of each reference method's plan that is feasible for ``spec``'s problem (with a margin for SAA)."""
+    from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
+
+    sample = None
+    if spec.kind == "saa" and "scenarios" in params:
+        sample = sample_scenarios(inst, int(params["scenarios"]), int(params["seed"]))
+    out = {}
+    for name in REFERENCES:
+        ref = solve_cached(name, family)
+        ev = ref.evaluation
+        if ref.plan is None or ev is None or not ev.feasible:
+            continue
+        if sample is not None:
+            chk = evaluate_on_scenarios(inst, ref.plan, sample)
+            margin = COST_RTOL * abs(inst.loss.initial)  # far from the sample's boundary: no tolerance question
+            if int((chk.losses > inst.loss.target - margin).sum()) > chk.allowed:
+                continue
+        out[name] = float(ev.cost)
+    return out
 
 
 @register_check("out_of_range_params_rejected", per_family=False)
