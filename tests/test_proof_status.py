@@ -245,3 +245,20 @@ def test_rational_checker_is_exact_and_uses_miplib_tolerances(tmp_path):
     close = check_solution(m, {"x": "1.000005", "y": "1", "z": "0.99999"})
     assert close.ok and close.worst["row"][0] == Fraction(5, 10**7)
     assert close.worst["integrality"][0] == Fraction(1, 10**5)  # at the integrality tolerance: accepted
+
+
+def test_the_library_writes_opt_and_inf_only_from_proofs(monkeypatch):
+    """With every decision undecided the library's line is neither =opt= nor =inf= (an incumbent certified
+    elsewhere makes it =best=); with the cheapest one undecided it is =best= with the bound that holds."""
+    from deplbench.benchmarks.library.build import true_reference
+
+    inst = generate("random", SMALL, seed=1)
+    assert true_reference(inst, 60.0)["ref"].kind == "opt"
+    for mod in MODULES.values():
+        _straddling(mod, monkeypatch, first=None)
+    assert true_reference(inst, 60.0)["ref"].kind in ("best", "unkn")
+    monkeypatch.undo()
+    for mod in MODULES.values():
+        _straddling(mod, monkeypatch, first=1)
+    ref = true_reference(inst, 60.0)["ref"]
+    assert ref.kind == "best" and ref.bound is not None and ref.bound < ref.value
