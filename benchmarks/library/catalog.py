@@ -5,6 +5,7 @@ Layout of a library folder (``docs/library.md``)::
     manifest.json          family, parameters, seed, tier, reference, method, checksums per problem
     library.solu           MIPLIB reference lines, one per problem (instance and SAA file)
     timings.json           measured times of the build (not part of the reproducible content)
+    site/index.html        the library's web pages (``library.site``; not checksummed)
     instances/NAME.json    depl-instance/1 files
     mps/NAME-sS-seedN-FORMULATION.mps   SAA MILPs (one dataset selection: all datasets)
     solutions/NAME.plan.json, solutions/NAME-...sol      reference solutions
@@ -113,6 +114,9 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
                    "workers": workers, "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}
         (tmp / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+        from deplbench.benchmarks.library.site import build_library_site
+
+        build_library_site(tmp)  # site/: the library's pages (not checksummed)
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)

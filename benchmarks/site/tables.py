@@ -20,6 +20,8 @@ ROW_BEST_SUFFIXES = ("_cost", "_ratio", "_ttime")
 COLUMN_BEST = {"sgm_time_s": "min", "solved": "max", "wins_cost": "max", "wins_time": "max",
                "median_cost_gap": "min", "scaled": "min", "mean_ratio": "min", "max_ratio": "min",
                "cost": "min", "ratio": "min"}
+#: columns shown with a fixed number of decimals whatever their magnitude
+FIXED_DECIMALS = {"ref_value": 4, "value": 4}
 #: columns whose text may wrap (long notes)
 WRAP_COLUMNS = frozenset({"flags", "measured", "setting", "claim", "values", "corrected", "notes"})
 
@@ -112,7 +114,8 @@ def html_table(df: pd.DataFrame, caption: str = "", *, links: Mapping[str, Calla
     df = df.reset_index(drop=True)
     links = links or {}
     kinds = {c: _column_kind(df[c]) for c in df.columns}
-    decs = {c: decimals([float(v) for v in df[c] if not _is_missing(v)]) for c in df.columns if kinds[c] == "num"}
+    decs = {c: FIXED_DECIMALS.get(str(c), decimals([float(v) for v in df[c] if not _is_missing(v)]))
+            for c in df.columns if kinds[c] == "num"}
     marks = best_cells(df) if best else set()
     head = []
     for c in df.columns:
