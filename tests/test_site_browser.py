@@ -13,9 +13,8 @@ import os
 import time
 from pathlib import Path
 
-import pytest
-
 import browser
+import pytest
 
 #: the library's quick subset with small samples (as tests/test_library.py)
 LIB_KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,

@@ -23,6 +23,16 @@ def _go():
     return go
 
 
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Plain major ticks of a log axis from ``lo`` to ``hi`` (at most 7; no crowded minor labels)."""
+    from deplbench.benchmarks.report.figures import LOG_TICKS
+
+    ticks = [float(t) for t in LOG_TICKS if lo <= t <= hi]
+    while len(ticks) > 7:
+        ticks = ticks[::2]
+    return ticks
+
+
 def performance_profile(ratios: pd.DataFrame, title: str) -> Any:
     """Dolan-More profile: for each method, the fraction of instances solved within tau x the best time.
 
@@ -47,7 +57,9 @@ def performance_profile(ratios: pd.DataFrame, title: str) -> Any:
             hovertemplate=(f"method: {m}<br>instance: %{{customdata}}<br>tau = %{{x:.3g}}"
                            "<br>fraction solved within tau: %{y:.2f}<extra></extra>")))
     style(fig, title, height=400, legend_title="method")
-    fig.update_xaxes(type="log", title_text="tau: time / best time on the instance (log scale)")
+    ticks = log_ticks(1.0, tau_max)
+    fig.update_xaxes(type="log", title_text="tau: time / best time on the instance (log scale)",
+                     range=[-0.02, math.log10(tau_max) + 0.02], tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     fig.update_yaxes(range=[-0.02, 1.05], title_text="fraction of instances", tickformat=".0%")
     return fig
 
@@ -87,7 +99,9 @@ def ratio_chart(ratios: pd.DataFrame) -> Any:
                                "cost / optimum = %{y:.4f} (upper end %{customdata[1]:.4f})<extra></extra>")),
                 row=1, col=col)
         fig.add_hline(y=1.0, line={"color": "black", "width": 1}, row=1, col=col)
-        fig.update_xaxes(type="log", title_text=xcol, row=1, col=col)
+        xs = sorted(float(v) for v in f[xcol].dropna().unique())
+        ticks = {"tickvals": xs, "ticktext": [f"{v:g}" for v in xs]} if len(xs) <= 8 else {}
+        fig.update_xaxes(type="log", title_text=xcol, row=1, col=col, **ticks)
         fig.update_yaxes(title_text="cost / optimum", row=1, col=col)
     stated = [stated_bound(float(a), float(b)) for a, b in f[["eta", "eps"]].drop_duplicates().to_numpy()]
     title = f"{who}: competitive ratio"
@@ -132,6 +146,8 @@ def scaling_chart(series: list[dict[str, Any]], title: str = "Runtime scaling") 
                 name="least-squares fit", showlegend=i == 0, line={"color": color(1)},
                 hovertemplate=(f"{s['solver']} vs {s['var']}: exponent {fit['b']:.2f} "
                                f"[{fit['ci_lo']:.2f}, {fit['ci_hi']:.2f}]<extra></extra>")), row=r, col=c)
-        fig.update_xaxes(type="log", title_text=s["var"], row=r, col=c)
+        xs = sorted({float(v) for v in np.r_[np.asarray(s["x"], float), np.asarray(s["cx"], float)]})
+        ticks = {"tickvals": xs, "ticktext": [f"{v:g}" for v in xs]} if len(xs) <= 8 else {}
+        fig.update_xaxes(type="log", title_text=s["var"], row=r, col=c, **ticks)
         fig.update_yaxes(type="log", title_text="time (s)", row=r, col=c)
     return style(fig, title, height=max(380, 320 * nrows))

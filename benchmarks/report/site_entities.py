@@ -55,13 +55,13 @@ def headline_chart(h: pd.DataFrame):
     if not cols or h.empty:
         return None
     group = (h["network"].astype(str) + " " + h["noise_mode"].astype(str)).tolist()
-    tgt = ("target " + h["target"].map("{:g}".format)).tolist()
+    tgt = ("t" + h["target"].map("{:g}".format)).tolist()
     label = [f"{a}, {b}" for a, b in zip(group, tgt, strict=True)]
     fig = go.Figure()
     for i, c in enumerate(cols):
         name = {"depl_ratio": "DepL", "bestexp_ratio": "best-exp", "deplplus_ratio": "depl-plus"}.get(c, c[:-6])
         y = pd.to_numeric(h[c], errors="coerce")
-        fig.add_trace(go.Scatter(x=[group, tgt], y=y, mode="markers", name=name, marker={"size": 9, "color": color(i),
+        fig.add_trace(go.Scatter(x=[group, tgt], y=y, mode="markers", name=name, marker={"size": 13 - 3 * (i % 3), "color": color(i),
                                  "symbol": ["circle", "diamond", "square"][i % 3]},
                                  customdata=np.stack([label, h[c[:-6] + "_cost"].astype(float)], 1),
                                  hovertemplate=(f"method: {name}<br>instance: %{{customdata[0]}}<br>cost / optimum = "
@@ -69,7 +69,7 @@ def headline_chart(h: pd.DataFrame):
     fig.add_hline(y=1.0, line={"color": "black", "width": 1})
     style(fig, "Heuristics against the optimum, per paper instance", height=420, legend_title="method")
     fig.update_yaxes(title_text="cost / optimum")
-    fig.update_xaxes(tickangle=0)
+    fig.update_xaxes(tickangle=0, title_text="network and noise mode; loss target t")
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1.0, "xanchor": "right"})
     return fig
 

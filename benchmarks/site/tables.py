@@ -16,6 +16,8 @@ from deplbench.benchmarks.site.labels import STATUS_COLUMNS, header, status_word
 
 #: per-row groups: within a row, the smallest value of the columns ending in one suffix is the best
 ROW_BEST_SUFFIXES = ("_cost", "_ratio", "_ttime")
+#: prefixes of summaries of one series (mean_ratio beside max_ratio are not rivals)
+AGGREGATES = ("mean_", "max_", "min_", "median_", "best_")
 #: per-column best in tables whose rows are methods: column -> "min" or "max"
 COLUMN_BEST = {"sgm_time_s": "min", "solved": "max", "wins_cost": "max", "wins_time": "max",
                "median_cost_gap": "min", "scaled": "min", "mean_ratio": "min", "max_ratio": "min",
@@ -67,7 +69,8 @@ def best_cells(df: pd.DataFrame) -> set[tuple[int, str]]:
     columns, per column in tables of methods (:data:`COLUMN_BEST`). Ties are all marked."""
     marks: set[tuple[int, str]] = set()
     for suffix in ROW_BEST_SUFFIXES:
-        cols = [c for c in df.columns if str(c).endswith(suffix) or (suffix == "_cost" and c == "optimum")]
+        cols = [c for c in df.columns if (str(c).endswith(suffix) and not str(c).startswith(AGGREGATES))
+                or (suffix == "_cost" and c == "optimum")]
         if len(cols) < 2:
             continue
         vals = df[cols].apply(pd.to_numeric, errors="coerce")
