@@ -40,6 +40,8 @@ def test_best_value_marked_per_row_and_per_column():
     assert not any(c in ("mean_ratio", "max_ratio") for _, c in marks)  # summaries of one series: no rivals
     t = pd.DataFrame({"method": ["a", "b", "c"], "sgm_time_s": [2.0, 1.0, 3.0], "solved": [3, 3, 1]})
     assert best_cells(t) == {(1, "sgm_time_s"), (0, "solved"), (1, "solved")}
+    runs = pd.DataFrame({"method": ["a", "b", "c"], "feasible": [True, False, True], "cost": [12.0, 10.0, 11.0]})
+    assert best_cells(runs) == {(2, "cost")}  # the infeasible plan's lower cost does not win
 
 
 def test_table_html_statuses_links_and_missing():

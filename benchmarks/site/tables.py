@@ -66,7 +66,8 @@ def _column_kind(s: pd.Series) -> str:
 
 def best_cells(df: pd.DataFrame) -> set[tuple[int, str]]:
     """(row position, column) of the best value: per row among the ``*_cost`` (and ``*_ratio``)
-    columns, per column in tables of methods (:data:`COLUMN_BEST`). Ties are all marked."""
+    columns, per column in tables of methods (:data:`COLUMN_BEST`; rows whose ``feasible`` is false
+    never win). Ties are all marked."""
     marks: set[tuple[int, str]] = set()
     for suffix in ROW_BEST_SUFFIXES:
         cols = [c for c in df.columns if (str(c).endswith(suffix) and not str(c).startswith(AGGREGATES))
@@ -84,6 +85,8 @@ def best_cells(df: pd.DataFrame) -> set[tuple[int, str]]:
             if col not in df.columns:
                 continue
             v = pd.to_numeric(df[col], errors="coerce")
+            if "feasible" in df.columns:  # an infeasible plan's cost is never the best
+                v = v[df["feasible"].astype("boolean").fillna(False).astype(bool)]
             v = v[np.isfinite(v)]
             if v.nunique() >= 2:
                 target = v.min() if how == "min" else v.max()
