@@ -5,6 +5,7 @@ Layout of a library folder (``docs/library.md``)::
     manifest.json          family, parameters, seed, tier, reference, method, checksums per problem
     library.solu           MIPLIB reference lines, one per problem (instance and SAA file)
     timings.json           measured times of the build (not part of the reproducible content)
+    site/index.html        the library's web pages (``library.site``; not checksummed)
     instances/NAME.json    depl-instance/1 files
     mps/NAME-sS-seedN-FORMULATION.mps   SAA MILPs (one dataset selection: all datasets)
     solutions/NAME.plan.json, solutions/NAME-...sol      reference solutions
@@ -20,11 +21,15 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 
 from deplbench.benchmarks.library.build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
-from deplbench.benchmarks.library.solu import Reference, read_solu, write_solu
+from deplbench.benchmarks.library.folder import (  # noqa: F401 - Library: re-exported
+    DEFAULT_DIR,
+    MANIFEST_SCHEMA,
+    Library,
+)
+from deplbench.benchmarks.library.solu import Reference, write_solu
 from deplbench.benchmarks.library.spec import (
     FORMULATIONS,
     LIBRARY_VERSION,
@@ -34,9 +39,6 @@ from deplbench.benchmarks.library.spec import (
     entries,
 )
 from deplbench.errors import InputError
-
-MANIFEST_SCHEMA = "depl-library/1"
-DEFAULT_DIR = "deplbench-library"
 
 
 def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
@@ -113,6 +115,9 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
                    "workers": workers, "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}
         (tmp / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+        from deplbench.benchmarks.library.site import build_library_site
+
+        build_library_site(tmp)  # site/: the library's pages (not checksummed)
         if out.exists():
             shutil.rmtree(out)
         os.replace(tmp, out)
@@ -123,44 +128,3 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
             "references": dict(Counter(ref.kind for _, ref in refs)), "left_out": dict(Counter(
                 r["tier"] for r in results if r["record"] is None)), "notes": notes,
             "safety_hits": [h for r in results for h in r["timing"].get("safety_hits", [])]}
-
-
-@dataclass
-class Library:
-    """A built library folder: its manifest, references and problem lookup."""
-
-    root: Path
-    manifest: dict
-    refs: dict[str, Reference]
-
-    @classmethod
-    def open(cls, root: str | Path = DEFAULT_DIR) -> Library:
-        root = Path(root)
-        man = root / "manifest.json"
-        if not man.is_file():
-            raise InputError("not a library folder (no manifest.json; build one with 'deplbench library build')",
-                             str(root))
-        data = json.loads(man.read_text())
-        if data.get("schema") != MANIFEST_SCHEMA:
-            raise InputError(f"schema must be '{MANIFEST_SCHEMA}'", str(man), "$.schema")
-        return cls(root, data, read_solu(root / data["solu"]))
-
-    def find(self, name: str) -> tuple[dict, dict | None]:
-        """(instance record, SAA record or None) of the problem ``name``."""
-        for rec in self.manifest["instances"]:
-            if rec["name"] == name:
-                return rec, None
-            for s in rec["saa"]:
-                if s["name"] == name:
-                    return rec, s
-        raise InputError(f"no problem '{name}' in the library", str(self.root / "manifest.json"))
-
-    def files(self) -> dict[str, str]:
-        """Relative path -> sha256 of every file the manifest lists (instances, MPS, solutions, solu)."""
-        out = {self.manifest["solu"]: self.manifest["solu_sha256"]}
-        for rec in self.manifest["instances"]:
-            for r in (rec, *rec["saa"]):
-                out[r["file"]] = r["sha256"]
-                if "solution" in r:
-                    out[r["solution"]] = r["solution_sha256"]
-        return out

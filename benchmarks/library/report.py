@@ -8,7 +8,7 @@ import json
 import pandas as pd
 
 from deplbench.benchmarks.harness.frame import SHIFT_S, shifted_geomean
-from deplbench.benchmarks.report import figures
+from deplbench.benchmarks.report import charts, figures
 from deplbench.benchmarks.report.comparison import per_instance, performance_ratios
 from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
 
@@ -84,5 +84,6 @@ def library_section(ctx: ReportContext) -> Section | None:
         if r.shape[1] >= 2:
             sec.fig(f"Dolan-More performance profile of time, tier {tier}.",
                     figures.performance_profile(r, ctx.fig_dir, f"library_profile_{tier}",
-                                                f"Library, tier {tier}"))
+                                                f"Library, tier {tier}"),
+                    charts.performance_profile(r, f"Performance profile: library, tier {tier}"))
     return sec

@@ -12,7 +12,7 @@ import importlib.util
 import pandas as pd
 
 from deplbench.benchmarks.harness.frame import SHIFT_S
-from deplbench.benchmarks.report import claims, figures
+from deplbench.benchmarks.report import charts, claims, figures
 from deplbench.benchmarks.report.comparison import comparison_table, performance_ratios
 from deplbench.benchmarks.report.headline import HEADLINE_METHODS, headline
 from deplbench.benchmarks.report.ratios import ratio_table
@@ -82,7 +82,8 @@ def comparison_section(ctx: ReportContext) -> Section:
         if r.shape[1] >= 2 and shared.any():
             name = "profile_" + "".join(ch if ch.isalnum() else "_" for ch in exp)
             sec.fig(f"Dolan-More performance profile of time, experiment {exp}.",
-                    figures.performance_profile(r, ctx.fig_dir, name, f"Performance profile: {exp}"))
+                    figures.performance_profile(r, ctx.fig_dir, name, f"Performance profile: {exp}"),
+                    charts.performance_profile(r, f"Performance profile: {exp}"))
     return sec
 
 
@@ -100,8 +101,9 @@ def ratio_section(ctx: ReportContext) -> Section:
           "(MODEL.md section 7 item 4); it is printed beside the measurement, not claimed.")
     for solver, g in ratios.groupby("solver", sort=True):
         sec.table(f"Measured ratio per (eta, eps): {solver}", ratio_table(g))
-        sec.fig(f"{solver}: cost ratio vs eta and eps; dashed: the stated (1+eps)/eta.",
-                figures.ratio_plots(g, ctx.fig_dir, f"ratio_{solver}"))
+        sec.fig(f"{solver}: cost / optimum vs eta and eps (mean over instances, bars from the smallest lower "
+                "end to the largest upper end); the stated (1+eps)/eta lies below 1 and is not drawn.",
+                figures.ratio_plots(g, ctx.fig_dir, f"ratio_{solver}"), charts.ratio_chart(g))
     return sec
 
 
@@ -118,7 +120,7 @@ def scaling_section(ctx: ReportContext) -> Section:
           "bound (MODEL.md section 7 item 3) of the layered DP is O(|M|^2 K eta^2).")
     sec.table("Fitted exponents", tab)
     return sec.fig("Runtime vs each variable (log-log), fit with 95% band; ^ = timeout (censored).",
-                   figures.scaling_plot(series, ctx.fig_dir))
+                   figures.scaling_plot(series, ctx.fig_dir), charts.scaling_chart(series))
 
 
 @register_section("stage-scaling", order=55, title="Runtime scaling per stage")
@@ -143,7 +145,8 @@ def stage_scaling_section(ctx: ReportContext) -> Section | None:
     for line in stage_explanations(tab):
         sec.p(line)
     return sec.fig("Per-stage time vs eta and 1/eps (log-log), fit with 95% band.",
-                   figures.scaling_plot(series, ctx.fig_dir, "scaling_stages"))
+                   figures.scaling_plot(series, ctx.fig_dir, "scaling_stages"),
+                   charts.scaling_chart(series, "Per-stage time scaling"))
 
 
 @register_section("claims", order=70, title="Claim checks")

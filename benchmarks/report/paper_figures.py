@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib import pyplot as plt
 
 from deplbench.benchmarks.harness.frame import feasible_mask
+from deplbench.benchmarks.report import paper_charts as pc
 from deplbench.benchmarks.report.figures import new_figure, save, styled
 from deplbench.benchmarks.report.headline import HEADLINE_METHODS, pick_variant
 from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
@@ -225,8 +226,13 @@ def fig_per_model(net: str, rows: pd.DataFrame, get: Callable, what: str, out: P
 
 
 @styled
-def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -> Path | None:
-    """Fig. 9: median loss per epoch with its 1st-99th percentile band (feasible plans only)."""
+def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path,
+                       bands: list | None = None) -> Path | None:
+    """Fig. 9: median loss per epoch with its 1st-99th percentile band (feasible plans only).
+
+    ``bands``, when given, receives (mode index, method index, method, instance, percentiles,
+    target) of every panel drawn, for the interactive chart.
+    """
     r = rows[rows["network"] == net]
     if r.empty:
         return None
@@ -249,6 +255,8 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path) -
             paths = loss_paths(inst, plan, N_PATHS, seed=0)
             k = np.arange(paths.shape[1])
             lo, med, hi = np.percentile(paths, [1, 50, 99], axis=0)
+            if bands is not None:
+                bands.append((i, j, m, str(s.iloc[0]["instance"]), np.vstack([lo, med, hi]), inst.loss.target))
             ax.fill_between(k, lo, hi, alpha=0.3, color=f"C{j}", label="1st-99th percentile")
             ax.plot(k, med, color=f"C{j}", label="median")
             ax.axhline(inst.loss.target, color="k", ls="--", lw=0.8, label="target")
@@ -280,11 +288,18 @@ def paper_section(ctx: ReportContext) -> Section:
         sec.fig(f"{net}: cost vs target (left), expected loss normalised to the reference's (center: the "
                 "proven optimum, or the best known plan where none is proven), "
                 f"effect of eta on {ETA_METHOD}'s cost (right); x = plan the evaluator finds infeasible (Fig. 5/6).",
-                fig_cost_loss_eta(net, rows, d, out))
-        sec.fig(f"{net}: epochs per model (Fig. 7).", fig_per_model(net, rows, get, "epochs", out))
-        sec.fig(f"{net}: compute cost per model (Fig. 8).", fig_per_model(net, rows, get, "cost", out))
-        p = fig_loss_evolution(net, rows, get, out)
+                fig_cost_loss_eta(net, rows, d, out),
+                pc.cost_loss_eta_chart(net, rows, d, MODES, METHODS, ETA_METHOD))
+        for what, fig_no in (("epochs", 7), ("cost", 8)):
+            sec.fig(f"{net}: {'epochs' if what == 'epochs' else 'compute cost'} per model (Fig. {fig_no}).",
+                    fig_per_model(net, rows, get, what, out),
+                    pc.per_model_chart(net, rows, get, what, MODES, METHODS, row_plan, _per_model, _instance))
+        bands: list = []
+        p = fig_loss_evolution(net, rows, get, out, bands)
         if p is not None:
+            r = rows[rows["network"] == net]
+            targets = sorted(r["target"].unique())
+            target = 9.0 if 9.0 in targets else targets[len(targets) // 2]
             sec.fig(f"{net}: loss per epoch, median and 1st-99th percentile of {N_PATHS} simulated runs of "
-                    "each feasible plan (Fig. 9).", p)
+                    "each feasible plan (Fig. 9).", p, pc.loss_band_chart(net, bands, MODES, METHODS, target))
     return sec

@@ -36,11 +36,14 @@ SECTION_MODULES = ("deplbench.benchmarks.report.builtin", "deplbench.benchmarks.
 class Section:
     """One report section: an ordered list of blocks ``(kind, payload...)``.
 
-    Kinds: ``("p", text)``, ``("table", caption, DataFrame)``, ``("fig", caption, png_path)``.
+    Kinds: ``("p", text)``, ``("table", caption, DataFrame)``, ``("fig", caption, png_path, chart)``
+    with ``chart`` the interactive version of the figure for the site (a Plotly figure, or None:
+    the site shows the PNG). ``name`` is the registered name (set by :func:`build_sections`).
     """
 
     title: str
     blocks: list[tuple] = field(default_factory=list)
+    name: str = ""
 
     def p(self, text: str) -> Section:
         self.blocks.append(("p", text))
@@ -50,8 +53,9 @@ class Section:
         self.blocks.append(("table", caption, df))
         return self
 
-    def fig(self, caption: str, path) -> Section:
-        self.blocks.append(("fig", caption, path))
+    def fig(self, caption: str, path, chart=None) -> Section:
+        """A figure: its PNG (``report.md``) and, optionally, its interactive Plotly version (the site)."""
+        self.blocks.append(("fig", caption, path, chart))
         return self
 
 
@@ -128,13 +132,14 @@ def build_sections(ctx: ReportContext) -> list[Section]:
     for spec in registered_sections():
         missing = [c for c in spec.needs if c not in ctx.runs.columns or ctx.runs[c].isna().all()]
         if missing:
-            out.append(Section(spec.title).p(f"Skipped: the store has no values in column(s) {', '.join(missing)}."))
+            out.append(Section(spec.title, name=spec.name).p(f"Skipped: the store has no values in column(s) {', '.join(missing)}."))
             continue
         try:
             sec = spec.func(ctx)
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the whole report
             print(f"deplbench report: section '{spec.name}' failed: {exc!r}", file=sys.stderr)
-            sec = Section(spec.title).p(f"This section could not be built: {type(exc).__name__}: {exc}")
+            sec = Section(spec.title, name=spec.name).p(f"This section could not be built: {type(exc).__name__}: {exc}")
         if sec is not None:
+            sec.name = sec.name or spec.name
             out.append(sec)
     return out

@@ -62,11 +62,15 @@ def build_report(root: Path, out: Path | None = None) -> Path:
     d, get = load(root)
     fig_dir = out / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
-    sections = build_sections(ReportContext(d, get, fig_dir, root))
+    ctx = ReportContext(d, get, fig_dir, root)
+    sections = build_sections(ctx)
     title = f"depl-bench report: {root.resolve().name}"
     _write(out / "report.md", render_markdown(title, sections, out))
     html = out / "report.html"
     _write(html, render_html(title, sections))
+    from deplbench.benchmarks.report.site import build_site
+
+    build_site(out, title, sections, ctx)
     return html
 
 
@@ -122,14 +126,17 @@ CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;p
        "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}"
        "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f2f2f2}"
        "td:first-child,th:first-child{text-align:left}caption{text-align:left;font-style:italic;padding:4px 0}"
-       "img{max-width:100%}figure{margin:1em 0}figcaption{font-size:13px;color:#444}")
+       "img{max-width:100%}figure{margin:1em 0}figcaption{font-size:13px;color:#444}"
+       ".scroll{overflow-x:auto;max-width:100%}")
 
 
 def render_html(title: str, sections: list[Section]) -> str:
     """The report as one self-contained HTML page (PNG figures embedded as base64)."""
     e = htmllib.escape
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
-             f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"]
+             f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"
+             "<p>One page with every section; the browsable site with sortable tables and interactive "
+             "charts starts at <a href='index.html'>index.html</a>.</p>"]
     for sec in sections:
         parts.append(f"<h2>{e(sec.title)}</h2>")
         for b in sec.blocks:
@@ -138,8 +145,8 @@ def render_html(title: str, sections: list[Section]) -> str:
             elif b[0] == "table":
                 head, body = _cells(b[2])
                 rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in body)
-                parts.append(f"<table><caption>{e(b[1])}</caption><tr>"
-                             + "".join(f"<th>{e(h)}</th>" for h in head) + f"</tr>{rows}</table>")
+                parts.append(f"<div class='scroll'><table><caption>{e(b[1])}</caption><tr>"
+                             + "".join(f"<th>{e(h)}</th>" for h in head) + f"</tr>{rows}</table></div>")
             elif b[0] == "fig":
                 data = base64.b64encode(Path(b[2]).read_bytes()).decode("ascii")
                 parts.append(f"<figure><img alt='{e(b[1])}' src='data:image/png;base64,{data}'>"

@@ -1,4 +1,4 @@
-"""``deplbench library build|check``: the graded instance library and its solution checker."""
+"""``deplbench library build|check|site``: the graded instance library, its solution checker and its pages."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def cmd_build(args) -> int:
         print(f"safety time limit hit ({len(s['safety_hits'])}; these references may differ between builds): "
               + ", ".join(s["safety_hits"][:10]))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"pages: {os.path.join(s['out'], 'site', 'index.html')}")
     print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {args.workers} workers, load {load})")
     return 0
 
@@ -36,8 +37,18 @@ def cmd_check(args) -> int:
     return 0 if res.consistent else 1
 
 
+def cmd_site(args) -> int:
+    from deplbench.benchmarks.library.site import build_library_site
+    from deplbench.files import check_output_dir
+
+    check_output_dir(os.path.join(args.library, "site"))
+    index = build_library_site(args.library, args.results)
+    print(f"wrote {index}")
+    return 0
+
+
 def register(subparsers) -> None:
-    """Add ``library build`` and ``library check``."""
+    """Add ``library build``, ``library check`` and ``library site``."""
     from deplbench.benchmarks.library.build import EXACT_WORK
     from deplbench.benchmarks.library.catalog import DEFAULT_DIR
     from deplbench.cli.args import pos_float, positive_int
@@ -65,4 +76,8 @@ def register(subparsers) -> None:
     s.add_argument("--library", default=DEFAULT_DIR)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_check)
+    s = sub.add_parser("site", help="rebuild the library's web pages (DIR/site/index.html)")
+    s.add_argument("--library", default=DEFAULT_DIR)
+    s.add_argument("--results", default=None, help="results folder of 'deplbench run library': show every method's runs")
+    s.set_defaults(func=cmd_site)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

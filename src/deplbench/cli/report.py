@@ -12,7 +12,7 @@ def cmd_report(args) -> int:
     if args.out:
         check_output_dir(args.out)
     html = build_report(Path(args.dir), Path(args.out) if args.out else None)
-    print(f"wrote {html} and {html.with_name('report.md')}")
+    print(f"wrote {html.with_name('index.html')} (the site), {html} and {html.with_name('report.md')}")
     return 0
 
 

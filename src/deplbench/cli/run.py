@@ -34,7 +34,7 @@ def cmd_run(args) -> int:
         print(f"{res.failed_stored} stored runs did not finish ok (see harness_status/error; "
               "--retry-failed re-runs them)")
     if res.report is not None:
-        print(f"wrote {res.report}")
+        print(f"wrote {res.report} and the site {res.report.with_name('index.html')}")
     return 0
 
 
