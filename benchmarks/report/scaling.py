@@ -68,7 +68,7 @@ def scaling_series(d: pd.DataFrame, time_col: str = "runtime_s",
             limit = pd.to_numeric(best["p_time_limit"], errors="coerce").to_numpy(float)
             cval = np.where(np.isnan(limit), t, limit)
             fin = ~cens & np.isfinite(t) & (t > 0)
-            names = best["instance"].astype(str).to_numpy()
+            names = (best["instance"].astype(str) if "instance" in best else pd.Series([""] * len(best))).to_numpy()
             out.append({"solver": solver, "var": var, "x": xs[fin], "t": t[fin],
                         "cx": xs[cens], "ct": cval[cens], "names": names[fin], "cnames": names[cens]})
     return out
