@@ -228,6 +228,8 @@ class _BranchAndBound:
                     self.stats["pruned_bound"] += 1
                     continue
                 heapq.heappush(heap, (max(cost, key), next(tie), 1, gi, runs, al))
+        except KeyboardInterrupt:  # SIGINT / SIGTERM: the incumbent, its bound and gap
+            return self._stopped(key, "interrupted", Status.INTERRUPTED)
         except WorkLimit:
             return self._stopped(key, f"work limit max_work={self.max_work} reached")
         except Timeout:

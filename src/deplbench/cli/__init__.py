@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         print("deplbench: error: input nested too deeply", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout left (``| head``): not an error of ours
+        return 0
     except OSError as exc:
         if exc.filename is None:
             raise
@@ -66,6 +68,4 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deplbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
