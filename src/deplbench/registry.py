@@ -370,7 +370,9 @@ def _call(spec: SolverSpec, instance, p: dict) -> SolveResult:
     if res.status.stopped and (res.plan is None or not res.plan.segments) and best.best is not None:
         b = best.best
         why = f"{res.message}; " if res.message else ""
-        res = res.replace(plan=b.plan, objective=b.objective, bound=res.bound if res.bound is not None else b.bound,
+        bound = res.bound if res.bound is not None else b.bound
+        gap = None if bound is None else max(0.0, (b.objective - bound) / max(abs(b.objective), 1e-9))
+        res = res.replace(plan=b.plan, objective=b.objective, bound=bound, gap=gap,
                           message=f"{why}plan is the incumbent ({b.source or 'offered'})")
     return res
 
