@@ -37,6 +37,7 @@ from deplbench.heuristics.models.selection import (
     mean_surrogate,
     quantile_surrogate,
 )
+from deplbench.incumbent import offer
 from deplbench.instances.evaluator.evaluate import certify, plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, options, within_budget
@@ -134,6 +135,7 @@ class _Search:
         compute, transfer, total = plan_costs(inst, plan)
         if within_budget(total, inst.time_budget):
             self.done[key] = _Found(plan, compute + transfer, graph.sur.name, j / graph.eta)
+            offer(plan, compute + transfer, source="stage 3")  # certified: an incumbent if stopped now
         return self.done[key]
 
 

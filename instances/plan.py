@@ -12,7 +12,8 @@ PLAN_SCHEMA = "depl-plan/1"
 #: Most epochs (and segments) a plan file may hold: above the largest ``max_epochs`` an instance
 #: may declare, so no valid plan is refused, and small enough to evaluate in memory.
 MAX_PLAN_EPOCHS = 100_000
-PLAN_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "memout", "unknown", "error")
+PLAN_STATUSES = ("optimal", "feasible", "infeasible", "timeout", "memout", "interrupted", "unknown",
+                 "error")
 #: which problem a status is proven for (MODEL.md section 3)
 PLAN_PROBLEMS = ("true", "saa")
 #: the evaluator's verdict on the plan for the true problem

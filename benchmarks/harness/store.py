@@ -45,8 +45,8 @@ RUN_COLUMNS: dict[str, str] = {
     "params": "VARCHAR",  # JSON of all parameters after defaults
     "repetition": "INTEGER",
     # outcome of the run (harness) and of the solver
-    "harness_status": "VARCHAR",  # ok | timeout | memory | error
-    "status": "VARCHAR",  # solver status: optimal | feasible | infeasible | timeout | error
+    "harness_status": "VARCHAR",  # ok | timeout | memory | interrupted | error
+    "status": "VARCHAR",  # solver status: a deplbench.results.Status value (interrupted included)
     "message": "VARCHAR",
     "error": "VARCHAR",  # error text / traceback tail
     "runtime_s": "DOUBLE",  # the method's call, as timed by deplbench.registry.solve

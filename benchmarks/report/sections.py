@@ -17,6 +17,7 @@ figures in :mod:`deplbench.benchmarks.report.paper_figures`); :data:`SECTION_MOD
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from collections.abc import Callable
@@ -126,6 +127,10 @@ def registered_sections() -> list[SectionSpec]:
     return sorted(_SECTIONS.values(), key=lambda s: (s.order, s.name))
 
 
+#: errors of the disk, not of a section: they end the report (one line from the command)
+DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EPERM, errno.EIO)
+
+
 def build_sections(ctx: ReportContext) -> list[Section]:
     """Run every registered section in order; missing columns give a note, a failure a message."""
     out = []
@@ -136,6 +141,11 @@ def build_sections(ctx: ReportContext) -> list[Section]:
             continue
         try:
             sec = spec.func(ctx)
+        except OSError as exc:
+            if exc.errno in DISK_ERRNOS:  # a full or read-only disk fails every section: one line, once
+                raise
+            print(f"deplbench report: section '{spec.name}' failed: {exc!r}", file=sys.stderr)
+            sec = Section(spec.title).p(f"This section could not be built: {type(exc).__name__}: {exc}")
         except Exception as exc:  # noqa: BLE001 - one broken section must not lose the whole report
             print(f"deplbench report: section '{spec.name}' failed: {exc!r}", file=sys.stderr)
             sec = Section(spec.title, name=spec.name).p(f"This section could not be built: {type(exc).__name__}: {exc}")

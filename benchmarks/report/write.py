@@ -13,7 +13,6 @@ import base64
 import html as htmllib
 import json
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -75,9 +74,10 @@ def build_report(root: Path, out: Path | None = None) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Atomic write; a full disk or a permission problem is one InputError naming ``path``, no temporary left."""
+    from deplbench.files import write_text_atomic
+
+    write_text_atomic(text, path)
 
 
 # ---- rendering -----------------------------------------------------------------------------------

@@ -231,6 +231,8 @@ class _BranchAndBound:
                     self.stats["pruned_bound"] += 1
                     continue
                 heapq.heappush(heap, (max(cost, key), next(tie), 1, gi, runs, al))
+        except KeyboardInterrupt:  # SIGINT / SIGTERM: the incumbent, its bound and gap
+            return self._stopped(key, "interrupted", Status.INTERRUPTED)
         except WorkLimit:
             return self._stopped(key, f"work limit max_work={self.max_work} reached")
         except Timeout:
@@ -298,14 +300,18 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
                                  bool(positions), bool(cover))
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
-    if incumbent:  # a quarter of the limit, never more than what remains of it
-        budget = min(float(time_limit) / 4, t0 + float(time_limit) - time.perf_counter())
-        if budget > 0.05:
-            search._incumbent(budget)
-        # then the block scan (one- and two-run sequences), within another quarter
-        # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
-        BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit)),
-                  int(max_work) // 100).run()
+    try:
+        if incumbent:  # a quarter of the limit, never more than what remains of it
+            budget = min(float(time_limit) / 4, t0 + float(time_limit) - time.perf_counter())
+            if budget > 0.05:
+                search._incumbent(budget)
+            # then the block scan (one- and two-run sequences), within another quarter
+            # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
+            BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit)),
+                      int(max_work) // 100).run()
+    except KeyboardInterrupt:  # before the search: the incumbent so far and the root bound
+        res = search._stopped(-math.inf, "interrupted", Status.INTERRUPTED)
+        return res.replace(build_s=time.perf_counter() - t0, solve_s=0.0)
     build = time.perf_counter() - t0
     res = search.run()
     return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from deplbench.incumbent import offer
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
@@ -77,6 +78,7 @@ class BlockScan:
         if s.best is None or cost < s.best[0] - 1e-9 * abs(cost):
             s.best = (cost, s._plan(grp, runs, al))
             s.stats["block_cost"] = cost
+            offer(s.best[1], cost, source="block scan")
 
     def run(self) -> None:
         s = self.s

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.errors import InputError
+from deplbench.incumbent import offer
 from deplbench.instances.evaluator.evaluate import plan_costs
 from deplbench.instances.plan import Plan
 from deplbench.instances.scenarios import Scenarios, evaluate_on_scenarios, sample_scenarios
@@ -112,7 +113,7 @@ def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
     from deplbench.formulations.saa.strength import strengthen
 
     if cuts in ("quantile", "mixing"):
-        data = replace(data, cut_sets=quantile_cut_sets(data))
+        data = replace(data, cut_sets=quantile_cut_sets(data, deadline=deadline))
     return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline)
 
 
@@ -159,10 +160,15 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             subs.append(SubResult(Status.TIMEOUT, message="time limit reached before this selection"))
             continue
         tb = time.perf_counter()
-        data, part = prepare(subset_data(instance, ds, sc), cuts=cuts, bigm=bigm, fixing=fixing,
-                             deadline=t0 + time_limit)
+        raw = subset_data(instance, ds, sc)
+        early = _early_start(instance, raw, tb + 0.2 * left)  # before the cuts: a plan to return on a stop
+        data, part = prepare(raw, cuts=cuts, bigm=bigm, fixing=fixing, deadline=t0 + time_limit)
+        if data.start is None and early is not None:
+            data = replace(data, start=early)  # the plan mip_start would enumerate again
         merge_extra(strong, part)
         prep_s += time.perf_counter() - tb
+        if data.start is not None:  # the strengthening's start plan: an incumbent for every backend
+            offer(data.start, plan_cost(instance, data.start), source="start plan")
         if root:
             tr = time.perf_counter()
             rb = lp_bound(data, min(10.0, max(1.0, 0.2 * time_limit)))
@@ -196,6 +202,16 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         "margin": margin_used, "cuts": cuts, "bigm": bigm, "fixing": fixing, "prep_s": prep_s, **strong})
 
 
+def _early_start(instance, data, deadline: float) -> Plan | None:
+    """The enumerated start plan of one selection, offered as incumbent at once (or None)."""
+    from deplbench.formulations.saa.start import enumerated_start
+
+    plan = enumerated_start(data, deadline)
+    if plan is not None:
+        offer(plan, plan_cost(instance, plan), source="start plan")
+    return plan
+
+
 def mip_start(model, deadline: float) -> np.ndarray | None:
     """Column vector of a start plan, or None.
 
@@ -208,9 +224,12 @@ def mip_start(model, deadline: float) -> np.ndarray | None:
     if plan is None:
         return None
     try:
-        return encode(model, plan)
+        x0 = encode(model, plan)
     except (ValueError, KeyError):
         return None
+    # SAA-feasible: the incumbent if the MILP is stopped before it finds one (a limit, Ctrl-C)
+    offer(plan, float(model.c @ x0 + model.offset), source="start plan")
+    return x0
 
 
 

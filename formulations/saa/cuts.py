@@ -5,6 +5,7 @@ The proofs are in ``docs/formulations.md`` ("Quantile cuts").
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -13,12 +14,14 @@ from deplbench.formulations.saa.data import SubsetData, cut_coefs
 from deplbench.formulations.saa.model import build
 
 
-def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> tuple[np.ndarray, ...]:
+def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6,
+                      deadline: float | None = None) -> tuple[np.ndarray, ...]:
     """Scenario sets T (``allowed + 1`` scenarios each) whose quantile cuts tighten the LP.
 
     Static sets: for each model, the scenarios where it progresses least. Then a few rounds
     of separation on the LP relaxation: T = the ``allowed + 1`` scenarios whose loss row
-    (without its big-M term) is highest at the LP optimum, kept while its cut is violated.
+    (without its big-M term) is highest at the LP optimum, kept while its cut is violated. The separation stops at
+    ``deadline`` (``time.perf_counter()``; each LP is limited to the time left).
     """
     import highspy
 
@@ -47,6 +50,11 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6) -> 
     cols = model.loss_cols
     pen = data.grouped_pen()
     for _ in range(rounds):
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            h.setOptionValue("time_limit", float(left))
         h.run()
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             break

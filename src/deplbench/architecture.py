@@ -23,7 +23,7 @@ from pathlib import Path
 
 #: part -> one-line role (the order is the picture's, bottom layer first)
 PARTS: dict[str, str] = {
-    "core": "errors, results (Status, SolveResult), params, files, watch, version",
+    "core": "errors, results (Status, SolveResult), incumbent, params, files, watch, version",
     "registry": "methods and families by name; the conformance checks",
     "instances.laws": "distributions of the loss terms (penalty and noise laws)",
     "instances": "Instance, Plan, files, semantics, scenario sampling",
@@ -51,8 +51,8 @@ PARTS: dict[str, str] = {
 TOP_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "deplbench.heuristics",
                 "deplbench.benchmarks")
 #: modules of the core (the rest of deplbench.* is found by prefix)
-CORE = ("deplbench.errors", "deplbench.results", "deplbench.params", "deplbench.files", "deplbench.watch", "deplbench.lazy",
-        "deplbench.version", "deplbench.architecture")
+CORE = ("deplbench.errors", "deplbench.results", "deplbench.incumbent", "deplbench.params", "deplbench.files",
+        "deplbench.watch", "deplbench.lazy", "deplbench.version", "deplbench.architecture")
 _INSTANCES = {"instances", "instances.laws", "instances.evaluator", "instances.calibration", "instances.families"}
 _BELOW = {"core", "registry"} | _INSTANCES
 #: the problem definition and its judge, what every method builds on
@@ -92,7 +92,7 @@ def part_of(module: str) -> str | None:
         return "facade"
     if module in CORE:
         return "core"
-    if module in ("deplbench.registry", "deplbench.checks"):
+    if module in ("deplbench.registry", "deplbench.checks", "deplbench.certify"):
         return "registry"
     best = None
     for part in PARTS:

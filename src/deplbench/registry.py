@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deplbench.certify import check_result
 from deplbench.errors import InputError
+from deplbench.incumbent import Best, listening, offer
 from deplbench.params import Param, declare, parse, variant_label
 from deplbench.results import SolveResult, Status
 
@@ -319,14 +321,17 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     spec = get_solver(name)
     p = spec.parse_params(params)
     t0 = time.perf_counter()
-    try:
-        res = spec.func(instance, **p)
-    except InputError:
-        raise
-    except Exception as exc:  # a crash of one method is a result, not a crash of the caller
-        res = SolveResult(Status.ERROR, message=f"{type(exc).__name__}: {exc}",
-                          extra={"traceback": traceback.format_exc(limit=8)})
-    runtime = time.perf_counter() - t0
+    res = _call(spec, instance, p)
+    return finish(name, instance, p, res, time.perf_counter() - t0, check=check)
+
+
+def finish(name: str, instance, p: dict, res: SolveResult, runtime: float, *, check: bool = True) -> SolveResult:
+    """Annotate a method's raw result and (``check``) certify it, as :func:`solve` does.
+
+    Also used by ``deplbench solve`` for an incumbent read back from a checkpoint file after
+    the method's process was killed. ``p``: the parsed parameters.
+    """
+    spec = get_solver(name)
     res = res.replace(runtime_s=runtime, solver=name, params=p)
     if res.plan is not None:
         res = res.replace(plan=res.plan.annotate(instance=instance.name, solver=name, params=p,
@@ -334,11 +339,53 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
                                                  bound=res.bound, gap=res.gap, runtime_s=runtime,
                                                  **problem_of(spec, p)))
     if check:
-        res = _check(spec, instance, p, res)
+        res = check_result(spec.kind, instance, p, res)
         if res.plan is not None and res.evaluation is not None:
             verdict = "feasible" if res.evaluation.feasible else "infeasible"
             res = res.replace(plan=res.plan.annotate(status=res.status.value, certified=verdict, bound=res.bound,
                                                      gap=res.gap))
+            if res.evaluation.feasible and res.has_solution and spec.kind != "saa":
+                offer(res.plan, res.evaluation.cost, res.bound, source=name)  # a caller's incumbent
+    return res
+
+
+_DEPTH = [0]  # nesting of :func:`solve` calls (``exact`` calls ``depl-plus``): the outermost owns a Ctrl-C
+
+
+def _call(spec: SolverSpec, instance, p: dict) -> SolveResult:
+    """``spec.func(instance, **p)`` as a result: a crash is ``error``; a stop keeps the best offer.
+
+    A ``KeyboardInterrupt`` (Ctrl-C; ``deplbench solve`` turns SIGTERM into one) reaching the
+    outermost call becomes an ``interrupted`` result with the best plan the method offered
+    (:mod:`deplbench.incumbent`): ``db.solve`` *returns* the incumbent, it does not raise. A
+    ``MemoryError`` becomes ``memout`` likewise; a ``timeout``, ``memout`` or ``interrupted`` result
+    without a plan gets the best offer (an SAA backend's start plan, a heuristic's certified plan).
+    """
+    best = Best()
+    _DEPTH[0] += 1
+    try:
+        with listening(best):
+            res = spec.func(instance, **p)
+    except InputError:
+        raise
+    except KeyboardInterrupt:
+        if _DEPTH[0] > 1:
+            raise  # the outermost call returns the incumbent
+        res = SolveResult(Status.INTERRUPTED, message="interrupted")
+    except MemoryError:
+        res = SolveResult(Status.MEMOUT, message="MemoryError")
+    except Exception as exc:  # a crash of one method is a result, not a crash of the caller
+        res = SolveResult(Status.ERROR, message=f"{type(exc).__name__}: {exc}",
+                          extra={"traceback": traceback.format_exc(limit=8)})
+    finally:
+        _DEPTH[0] -= 1
+    if res.status.stopped and (res.plan is None or not res.plan.segments) and best.best is not None:
+        b = best.best
+        why = f"{res.message}; " if res.message else ""
+        bound = res.bound if res.bound is not None else b.bound
+        gap = None if bound is None else max(0.0, (b.objective - bound) / max(abs(b.objective), 1e-9))
+        res = res.replace(plan=b.plan, objective=b.objective, bound=bound, gap=gap,
+                          message=f"{why}plan is the incumbent ({b.source or 'offered'})")
     return res
 
 
@@ -347,31 +394,3 @@ def problem_of(spec: SolverSpec, params: Mapping[str, Any]) -> dict[str, Any]:
     if spec.kind == "saa" and "scenarios" in params:
         return {"problem": "saa", "scenarios": int(params["scenarios"]), "scenario_seed": int(params["seed"])}
     return {"problem": "true"}
-
-
-def _check(spec: SolverSpec, instance, params: dict, res: SolveResult) -> SolveResult:
-    from deplbench.instances.evaluator.evaluate import HARD_VIOLATIONS, evaluate
-    from deplbench.instances.scenarios import evaluate_on_scenarios, sample_scenarios
-
-    if res.plan is None or not res.plan.segments:
-        if res.status.has_solution:
-            return res.replace(status=Status.ERROR, message=f"claimed {res.status} without a plan")
-        return res
-    ev = evaluate(instance, res.plan, samples=0)
-    res = res.replace(evaluation=ev)
-    if not res.status.has_solution:
-        return res
-    hard = [v for v in ev.violations if v in HARD_VIOLATIONS]
-    if hard:
-        return res.replace(status=Status.ERROR, message=f"claimed {res.status} but the plan violates {hard}")
-    if spec.kind == "saa":
-        sc = sample_scenarios(instance, int(params["scenarios"]), int(params["seed"]))
-        chk = evaluate_on_scenarios(instance, res.plan, sc)
-        if not chk.ok:
-            return res.replace(status=Status.ERROR, message=(
-                f"claimed {res.status} but violates {chk.n_violated} of {chk.n_scenarios} "
-                f"scenarios (allowed {chk.allowed})"))
-    elif not ev.feasible:
-        return res.replace(status=Status.ERROR,
-                           message=f"claimed {res.status} but the evaluator finds {ev.violations}")
-    return res

@@ -28,11 +28,17 @@ class Status(enum.StrEnum):
     INFEASIBLE = "infeasible"
     TIMEOUT = "timeout"
     MEMOUT = "memout"
+    INTERRUPTED = "interrupted"
     UNKNOWN = "unknown"
     ERROR = "error"
 
     @property
     def has_solution(self) -> bool:
+        """True for the statuses that claim a solution by themselves (``optimal``, ``feasible``).
+
+        A stopped solve (:attr:`stopped`) may carry a plan too: ask the result,
+        :attr:`SolveResult.has_solution`.
+        """
         return self in (Status.OPTIMAL, Status.FEASIBLE)
 
     def __str__(self) -> str:
@@ -42,6 +48,11 @@ class Status(enum.StrEnum):
     def hit_limit(self) -> bool:
         return self in (Status.TIMEOUT, Status.MEMOUT)
 
+    @property
+    def stopped(self) -> bool:
+        """A limit or an interrupt stopped the method: its plan, if any, is the incumbent."""
+        return self in (Status.TIMEOUT, Status.MEMOUT, Status.INTERRUPTED)
+
 
 class Outcome(enum.StrEnum):
     """What the harness saw of a run process (the store's ``harness_status``), apart from :class:`Status`."""
@@ -49,6 +60,7 @@ class Outcome(enum.StrEnum):
     OK = "ok"
     TIMEOUT = "timeout"
     MEMORY = "memory"
+    INTERRUPTED = "interrupted"
     ERROR = "error"
 
     def __str__(self) -> str:
@@ -114,6 +126,18 @@ class SolveResult:
 
     def replace(self, **changes: Any) -> SolveResult:
         return replace(self, **changes)
+
+    @property
+    def has_solution(self) -> bool:
+        """True when the result carries a plan it stands by.
+
+        ``optimal`` / ``feasible``, and a ``timeout``, ``memout`` or ``interrupted`` result with a
+        non-empty plan (the incumbent, certified by :func:`deplbench.registry.solve`, which drops
+        an incumbent the evaluator rejects).
+        """
+        if self.status.has_solution:
+            return True
+        return self.status.stopped and self.plan is not None and bool(self.plan.segments)
 
 
 def shown_status(status: str | Status | None, kind: str | None, feasible: bool | None) -> str:

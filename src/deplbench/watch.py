@@ -56,6 +56,28 @@ _LIVE: dict[int, Any] = {}  # pgid -> process object, killed by :func:`kill_all`
 _LIVE_LOCK = threading.Lock()
 
 
+#: seconds a child has, after it was asked to stop (SIGINT), to answer before its group is killed
+STOP_GRACE_S = 2.5
+
+
+class Stop:
+    """A request to stop a watched child early (set by a signal handler of the watcher).
+
+    :func:`call` forwards SIGINT to the child's group on the first :meth:`request` (the
+    method returns its incumbent as ``interrupted``), and kills the group :attr:`grace_s`
+    seconds later if no answer came (``Outcome.INTERRUPTED``).
+    """
+
+    def __init__(self, grace_s: float = STOP_GRACE_S):
+        self.grace_s = grace_s
+        self.at: float | None = None
+        self.signum: int | None = None
+
+    def request(self, signum: int = signal.SIGINT) -> None:
+        if self.at is None:
+            self.at, self.signum = time.perf_counter(), signum
+
+
 @dataclass
 class Watched:
     """What the watcher saw: an outcome, the child's value (if it sent one), the error text."""
@@ -90,6 +112,11 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn) -> No
     with contextlib.suppress(OSError):
         os.setsid()
     die_with_parent()
+    # a forked child inherits its watcher's handlers: SIGINT and SIGTERM raise KeyboardInterrupt
+    # here, which deplbench.registry.solve turns into an ``interrupted`` result with the incumbent
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.default_int_handler)
     try:
         if memory_limit_mb:
             limit_memory(memory_limit_mb)
@@ -181,7 +208,7 @@ def _allow_children():
 
 
 def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_limit_mb: float | None = None,
-         t0: float | None = None) -> Watched:
+         t0: float | None = None, stop: Stop | None = None) -> Watched:
     """Run ``fn(*args)`` in a child of multiprocessing context ``ctx`` under the limits.
 
     Parameters
@@ -195,6 +222,9 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
         Resident memory of the whole tree above this: killed, ``Outcome.MEMORY``.
     t0 : float, optional
         ``time.perf_counter()`` at which the clock started (default: now).
+    stop : Stop, optional
+        Once requested, the child is sent SIGINT and, without an answer within its grace,
+        killed (``Outcome.INTERRUPTED``).
 
     Returns
     -------
@@ -211,7 +241,7 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     try:
-        msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0)
+        msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop)
     finally:
         kill_group(proc)  # whatever the child started dies with it, also on success
         proc.join(timeout=10)
@@ -225,6 +255,8 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
         return Watched(Outcome(outcome), value, error, max(peak, child_peak or 0.0) or None, wall)
     if killed == Outcome.TIMEOUT:
         return Watched(killed, None, f"killed after {wall:.3g} s (limit {wall_limit_s:g} s)", peak or None, wall)
+    if killed == Outcome.INTERRUPTED:
+        return Watched(killed, None, f"killed {stop.grace_s:g} s after it was asked to stop", peak or None, wall)
     if killed == Outcome.MEMORY:
         return Watched(killed, None, f"killed at {peak:.0f} MB resident (limit {memory_limit_mb:g} MB)",
                        peak or None, wall)
@@ -232,10 +264,18 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
                    peak or None, wall)
 
 
-def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: float):
+def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: float, stop: Stop | None = None):
     """Wait for the child's message, its death or a limit; returns (message, killed, peak MB)."""
-    killed, peak, next_mem = None, 0.0, 0.0
+    killed, peak, next_mem, asked = None, 0.0, 0.0, False
     while True:
+        if stop is not None and stop.at is not None:
+            if not asked:  # the whole group: the method and any solver process it started
+                with contextlib.suppress(OSError):
+                    os.killpg(proc.pid, signal.SIGINT)
+                asked = True
+            elif time.perf_counter() > stop.at + stop.grace_s:
+                kill_group(proc)
+                return None, Outcome.INTERRUPTED, peak
         ready = wait([recv, proc.sentinel], timeout=POLL_S)
         if recv in ready:
             try:

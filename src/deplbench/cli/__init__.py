@@ -12,6 +12,7 @@ stderr and exits with status 2; nothing is written.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 
@@ -29,6 +30,10 @@ COMMANDS: tuple[str, ...] = (
     "deplbench.cli.library",       # library build|check
     "deplbench.cli.calibrate",     # train-curves, calibrate
 )
+
+
+#: an OSError without a file name but with one of these is still one line (a full disk in a library)
+_DISK_ERRNOS = (errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EIO)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,15 +62,18 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         print("deplbench: error: input nested too deeply", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of stdout left (``| head``): not an error of ours
+        return 0
     except OSError as exc:
         if exc.filename is None:
-            raise
+            if exc.errno not in _DISK_ERRNOS:
+                raise
+            print(f"deplbench: error: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("deplbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 

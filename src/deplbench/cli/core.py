@@ -100,26 +100,23 @@ def cmd_solvers(args) -> int:
 SOLVE_GRACE_S = 1.5
 
 
-def _solve_child(name: str, inst, params: dict):
-    """In the watched child: the method and its certification; an InputError comes back as a value."""
-    from deplbench.registry import solve
-
-    try:
-        return solve(name, inst, params)
-    except InputError as exc:
-        return exc
-
-
 def cmd_solve(args) -> int:
     import time
 
     t0 = time.perf_counter()  # the limit counts everything the command does, its imports too
     import multiprocessing as mp
 
+    from deplbench.cli.stopping import (
+        checkpoint_path,
+        exit_status,
+        from_checkpoint,
+        solve_child,
+        stop_on_signals,
+    )
     from deplbench.files import check_output_path
     from deplbench.instances.io import load_instance, save_plan
     from deplbench.registry import get_solver
-    from deplbench.watch import call
+    from deplbench.watch import Stop, call
 
     check_output_path(args.out, "--out")
     inst = load_instance(args.instance)
@@ -130,15 +127,20 @@ def cmd_solve(args) -> int:
     if args.seed is not None:
         params["seed"] = str(args.seed)
     parsed = spec.parse_params(params)  # bad parameters fail before any work
-    w = call(mp.get_context("fork"), _solve_child, (args.solver, inst, params),
-             wall_limit_s=float(parsed["time_limit"]) + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit, t0=t0)
-    if isinstance(w.value, InputError):
-        raise w.value
-    res = _watched_result(w, spec, parsed)
-    save_plan(_plan_of(res, inst, args.solver, spec), args.out)
+    ckpt = checkpoint_path(args.out)
+    ckpt.unlink(missing_ok=True)  # an older run's incumbent is not this run's
+    with stop_on_signals(Stop()) as stop:  # SIGINT / SIGTERM: the best plan, status interrupted
+        w = call(mp.get_context("fork"), solve_child, (args.solver, inst, params, str(ckpt)),
+                 wall_limit_s=float(parsed["time_limit"]) + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit,
+                 t0=t0, stop=stop)
+        if isinstance(w.value, InputError):
+            raise w.value
+        res = from_checkpoint(_watched_result(w, spec, parsed), ckpt, inst, args.solver, parsed)
+        save_plan(_plan_of(res, inst, args.solver, spec), args.out)
+    ckpt.unlink(missing_ok=True)
     print(solve_summary(args.solver, spec.kind, res))
     print(f"wrote {args.out}")
-    return 0
+    return exit_status(stop)
 
 
 def _watched_result(w, spec, params: dict):
@@ -150,7 +152,8 @@ def _watched_result(w, spec, params: dict):
         if res.status == Status.ERROR and "MemoryError" in (res.message or ""):
             res = res.replace(status=Status.MEMOUT)
         return res
-    status = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT}.get(w.outcome, Status.ERROR)
+    status = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT,
+              Outcome.INTERRUPTED: Status.INTERRUPTED}.get(w.outcome, Status.ERROR)
     return SolveResult(status, runtime_s=w.wall_s, solver=spec.name, params=params,
                        message=(w.error or "").splitlines()[0] if w.error else "")
 
