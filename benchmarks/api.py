@@ -30,6 +30,9 @@ class RunOutcome:
     counts: dict[str, int]
     failed_stored: int
     report: Path | None
+    #: the signal (SIGINT, SIGTERM) that stopped the grid, or None; its live runs are stored as
+    #: ``interrupted`` with their incumbents and re-run by the next call
+    interrupted: int | None = None
 
 
 def output_folder(config_name: str, out: str | Path | None) -> Path:
@@ -66,13 +69,14 @@ def run_config(config: str | Path, out: str | Path | None = None, *, workers: in
     summary = run_grid(cfg.runs, folder, workers=workers, scheduler=scheduler, cluster=cluster,
                        retry_failed=retry_failed, progress=progress)
     with Store(folder) as store:
-        failed = sum(1 for s in store.done().values() if s != "ok")
+        failed = sum(1 for s in store.done().values() if s not in ("ok", "interrupted"))
     html = None
-    if report:
+    if report and summary.interrupted is None:  # a stopped grid ends now, without a report
         from deplbench.benchmarks.report.write import build_report
 
         html = build_report(folder)
-    return RunOutcome(cfg.name, folder, summary.total, summary.skipped, dict(summary.counts), failed, html)
+    return RunOutcome(cfg.name, folder, summary.total, summary.skipped, dict(summary.counts), failed, html,
+                      summary.interrupted)
 
 
 def read_results(folder: str | Path) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import time
 
 import duckdb
 import psutil
+import pytest
 from harness_configs import MODULE, config, solver
 
 from deplbench.benchmarks.api import run_config
@@ -26,7 +27,10 @@ def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
     return out
 
 
-def test_sigkilled_run_leaves_no_process(tmp_path):
+@pytest.mark.parametrize("whom", ["harness", "group"])
+def test_sigkilled_run_leaves_no_process(tmp_path, whom):
+    """A SIGKILL of the harness, or of its whole process group (a scheduler's kill of the job, which
+    also reaches the fork server): the reaper, in its own session, kills every run group."""
     path = config(tmp_path, [solver("harness-spawn", seconds=[30.0, 30.1], time_limit=60)], seeds=(0, 1),
                   harness="grace = 5.0\neval_samples = 100")
     cmd = [sys.executable, "-m", "deplbench.cli", "run", str(path), "--out", str(tmp_path / "out"),
@@ -41,7 +45,10 @@ def test_sigkilled_run_leaves_no_process(tmp_path):
         time.sleep(0.1)
     assert sum(1 for p in _alive(tree) if p.name() == "sleep") >= 2, "the runs did not start"
     tree = me.children(recursive=True)
-    os.kill(proc.pid, signal.SIGKILL)
+    if whom == "group":
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     time.sleep(5)
     left = _alive(tree)

@@ -31,10 +31,12 @@ from deplbench.results import Outcome, Status
 
 #: Imported once by the fork server, so every run starts with them loaded.
 PRELOAD = ["numpy", "scipy.stats", "pandas", "deplbench", "deplbench.registry", "deplbench.instances",
-           "deplbench.watch", "deplbench.benchmarks.harness.rows", "deplbench.benchmarks.harness.process"]
+           "deplbench.watch", "deplbench.benchmarks.harness.rows", "deplbench.benchmarks.harness.process",
+           "deplbench.benchmarks.harness.server_signals"]
 HARNESS_STATUSES = tuple(Outcome)
 #: harness outcome -> the solver status of a run that produced no result
-_STATUS_OF = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT, Outcome.ERROR: Status.ERROR}
+_STATUS_OF = {Outcome.TIMEOUT: Status.TIMEOUT, Outcome.MEMORY: Status.MEMOUT, Outcome.ERROR: Status.ERROR,
+              Outcome.INTERRUPTED: Status.INTERRUPTED}
 
 
 # ---- bodies of the child processes -------------------------------------------------------------
@@ -54,6 +56,8 @@ def _run_body(spec: RunSpec, instance_json: dict) -> dict[str, Any]:
     if res.status == Status.ERROR:
         memory = "MemoryError" in (res.message or "")
         payload.update(status=Outcome.MEMORY if memory else Outcome.ERROR, error=payload["row"].get("error"))
+    elif res.status == Status.INTERRUPTED:  # the grid was stopped: the row holds the incumbent, to re-run
+        payload.update(status=Outcome.INTERRUPTED, error=res.message or "interrupted")
     else:
         payload["status"] = Outcome.OK
     return payload
@@ -107,12 +111,15 @@ def generate_watched(spec: RunSpec, preload: Iterable[str] = ()) -> tuple[dict |
 
 
 def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = (),
-            instance_error: str | None = None, instance_outcome: Outcome = Outcome.ERROR) -> dict[str, Any]:
+            instance_error: str | None = None, instance_outcome: Outcome = Outcome.ERROR) -> dict[str, Any] | None:
     """Run ``spec`` in its own process group under its limits; returns the complete store row.
 
     Runs in a harness thread or on a Dask worker. Never raises for a run's failure. A failed
     instance generation (``instance_error``) is the run's row with ``instance_outcome``.
+    ``None`` when the grid was stopped (:func:`deplbench.watch.stop_all`) before the run started.
     """
+    if watch.stopping():
+        return None
     started = now()
     row = spec_columns(spec)
     row.update(provenance())

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
+from deplbench import watch
 from deplbench.benchmarks.harness.config import RunSpec
 from deplbench.benchmarks.harness.process import (  # noqa: F401
     HARNESS_STATUSES,
@@ -33,6 +34,7 @@ from deplbench.benchmarks.harness.rows import (
     provenance,
     spec_columns,
 )
+from deplbench.benchmarks.harness.stopping import GridStop, stop_on_signals
 from deplbench.benchmarks.harness.store import Store, rows_missing
 from deplbench.results import Outcome, Status
 
@@ -43,6 +45,8 @@ class Summary:
     total: int
     skipped: int
     counts: Counter
+    #: the signal that stopped the grid (its live runs stored as ``interrupted``), or None
+    interrupted: int | None = None
 
     @property
     def ran(self) -> int:
@@ -100,16 +104,20 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
     """
     workers = workers or os.cpu_count() or 1
     dask = _dask_client(workers, scheduler, cluster) if (scheduler or cluster) else None
+    stop = GridStop(dask[0] if dask else None)
+    watch.clear_stop()
     try:
-        return _run(runs, out_dir, workers, dask, retry_failed, progress, on_row)
+        with stop_on_signals(stop):
+            return _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop)
     finally:
+        watch.clear_stop()
         if dask is not None:
             dask[0].close()
             if dask[1] is not None:
                 dask[1].close()
 
 
-def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row) -> Summary:
+def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: GridStop) -> Summary:
     with Store(out_dir) as store:
         todo = pending_runs(runs, store, retry_failed)
         summary = Summary(len(runs), len(runs) - len(todo), Counter())
@@ -120,9 +128,12 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row) -> Summar
         instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]
         bar = _bar(len(todo), progress)
-        results = _results(jobs, preload, workers, dask)
+        results = _results(jobs, preload, workers, dask, stop)
+        stop.armed = True  # from here a first signal stops the runs and keeps their incumbents
         try:
             for row in results:
+                if row is None:  # not started: the grid was stopped first
+                    continue
                 store.put_run(row)
                 summary.counts[row["harness_status"]] += 1
                 if on_row is not None:
@@ -133,6 +144,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row) -> Summar
             results.close()  # stops submitting (cancels queued runs) before the live ones are killed
             bar.close()
             kill_live()
+    summary.interrupted = stop.signum
     return summary
 
 
@@ -142,10 +154,10 @@ def _bar(total: int, enabled: bool):
     return tqdm(total=total, unit="run", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
 
 
-def _results(jobs, preload, workers, dask):
-    """Rows of finished runs, in completion order."""
+def _results(jobs, preload, workers, dask, stop: GridStop):
+    """Rows of finished runs, in completion order (``None`` for a run the stop kept from starting)."""
     if dask is not None:
-        yield from _dask_results(dask[0], jobs, preload)
+        yield from _dask_results(dask[0], jobs, preload, stop)
         return
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="run") as pool:
         futs = {pool.submit(execute, spec, inst, preload, err, oc): spec for spec, inst, err, oc in jobs}
@@ -173,9 +185,10 @@ def _dask_client(workers: int, scheduler: str | None, cluster: str | None):
                          "--scheduler", scheduler) from None
 
 
-def _dask_results(client, jobs, preload):
+def _dask_results(client, jobs, preload, stop: GridStop):
     from distributed import as_completed as dask_completed
 
+    client.run(watch.clear_stop)  # a worker of an earlier, stopped grid
     client.run(warm_up, preload)  # each worker's fork server starts before the clocks of its runs
     futs = {client.submit(execute, spec, inst, preload, err, oc, key=f"depl-run-{spec.key}", pure=False): spec
             for spec, inst, err, oc in jobs}
@@ -184,6 +197,8 @@ def _dask_results(client, jobs, preload):
             try:
                 yield f.result()
             except Exception as exc:  # noqa: BLE001 - a lost worker: the run is an error row
+                if stop.requested:  # a worker that a Ctrl-C stopped too: the run is still to do
+                    continue
                 spec = futs[f]
                 row = spec_columns(spec)
                 row.update(provenance())

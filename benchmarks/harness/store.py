@@ -334,5 +334,9 @@ def _plain(v: Any) -> Any:
 
 
 def rows_missing(keys: Iterable[str], done: Mapping[str, str], retry_failed: bool) -> list[str]:
-    """Which ``keys`` still need to run: absent ones, plus failed ones with ``retry_failed``."""
-    return [k for k in keys if k not in done or (retry_failed and done[k] != "ok")]
+    """Which ``keys`` still need to run: absent or interrupted ones, plus failed ones with ``retry_failed``.
+
+    An ``interrupted`` row (a grid stopped by Ctrl-C or SIGTERM) holds the run's incumbent, not
+    its result: the next run replaces it.
+    """
+    return [k for k in keys if k not in done or done[k] == "interrupted" or (retry_failed and done[k] != "ok")]

@@ -10,6 +10,8 @@ process (local or on a Dask worker) can import.
 * ``harness-busy``: burns CPU for ``seconds`` (a CPU-bound grid), then returns the plan;
 * ``harness-raise``: raises;
 * ``harness-hog``: allocates and touches ``mb`` megabytes;
+* ``harness-incumbent``: offers the reference plan as its incumbent, then sleeps ``seconds`` or until the
+  file ``release`` exists (interrupts and resumes);
 * ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
 * ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
 * family ``harness-slow``: sleeps ``seconds`` before returning a ``random`` instance (generation limits).
@@ -82,6 +84,21 @@ def solve_raise(instance, *, time_limit, seed, threads) -> SolveResult:
 def solve_hog(instance, *, mb, time_limit, seed, threads) -> SolveResult:
     block = np.ones(int(mb * 2**20 / 8))  # touched pages: resident, not just reserved
     return SolveResult(Status.FEASIBLE, reference_plan(instance), extra={"sum": float(block[-1])})
+
+
+@register_solver("harness-incumbent", kind="heuristic", defaults={"seconds": 60.0, "release": ""},
+                 description="offers an incumbent, then sleeps (until the file `release` exists)")
+def solve_incumbent(instance, *, seconds, release, time_limit, seed, threads) -> SolveResult:
+    from pathlib import Path
+
+    from deplbench.incumbent import offer
+
+    res = _ok(instance)
+    offer(res.plan, res.objective, source="reference plan")
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not (release and Path(release).exists()):
+        time.sleep(0.05)
+    return res
 
 
 @register_solver("harness-spawn", kind="heuristic", defaults={"seconds": 30.0},

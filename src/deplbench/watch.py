@@ -38,7 +38,8 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 _REAPER_SRC = r"""
 import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C of the terminal must not stop the clean-up
+for _s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # nothing but the end of its pipe stops the clean-up
+    signal.signal(_s, signal.SIG_IGN)
 groups = set()
 for line in sys.stdin:
     op, _, pg = line.strip().partition(" ")
@@ -78,6 +79,31 @@ class Stop:
             self.at, self.signum = time.perf_counter(), signum
 
 
+_ALL: list[Stop | None] = [None]  # the process-wide stop of :func:`stop_all` (a harness grid, a Dask worker)
+
+
+def stop_all(signum: int = signal.SIGINT) -> None:
+    """Ask every watched child of this process, now and later, to stop (a grid's Ctrl-C or SIGTERM).
+
+    Live children get SIGINT and return their incumbent (:class:`Stop`); :func:`stopping` tells
+    the harness not to start new ones. Called on the harness and, through ``client.run``, on
+    every Dask worker; :func:`clear_stop` undoes it before the next grid.
+    """
+    if _ALL[0] is None:
+        _ALL[0] = Stop()
+    _ALL[0].request(signum)
+
+
+def clear_stop() -> None:
+    """Forget a :func:`stop_all` (a new grid starts)."""
+    _ALL[0] = None
+
+
+def stopping() -> bool:
+    """Whether :func:`stop_all` was called since the last :func:`clear_stop`."""
+    return _ALL[0] is not None and _ALL[0].at is not None
+
+
 @dataclass
 class Watched:
     """What the watcher saw: an outcome, the child's value (if it sent one), the error text."""
@@ -107,6 +133,18 @@ def limit_memory(limit_mb: float) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
 
+def _interrupt_once(signum, frame) -> None:
+    """The first SIGINT / SIGTERM raises ``KeyboardInterrupt``; later ones are ignored.
+
+    A stop reaches a run twice when a whole job is signalled (the scheduler's signal, then the
+    watcher's SIGINT): a second ``KeyboardInterrupt`` would break the certification of the
+    incumbent the first one produced. The watcher kills the group if the answer is late.
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn) -> None:
     """Body of the child: own session, limits, ``fn(*args)``, one message back."""
     with contextlib.suppress(OSError):
@@ -116,7 +154,7 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn) -> No
     # here, which deplbench.registry.solve turns into an ``interrupted`` result with the incumbent
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ValueError, OSError):
-            signal.signal(sig, signal.default_int_handler)
+            signal.signal(sig, _interrupt_once)
     try:
         if memory_limit_mb:
             limit_memory(memory_limit_mb)
@@ -140,8 +178,11 @@ def _reaper_send(line: str) -> None:
     with _REAPER_LOCK:
         r = _REAPER.get(os.getpid())
         if r is None or r.poll() is not None:
+            # its own session: a SIGKILL of the watcher's whole process group (a scheduler's kill
+            # of a job) must not reach the reaper, which then kills every live run group
             r = subprocess.Popen([sys.executable, "-c", _REAPER_SRC], stdin=subprocess.PIPE,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+                                 start_new_session=True)
             _REAPER[os.getpid()] = r
         with contextlib.suppress(OSError, ValueError):
             r.stdin.write(line + "\n")
@@ -256,7 +297,7 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     if killed == Outcome.TIMEOUT:
         return Watched(killed, None, f"killed after {wall:.3g} s (limit {wall_limit_s:g} s)", peak or None, wall)
     if killed == Outcome.INTERRUPTED:
-        return Watched(killed, None, f"killed {stop.grace_s:g} s after it was asked to stop", peak or None, wall)
+        return Watched(killed, None, f"killed {(stop or _ALL[0] or Stop()).grace_s:g} s after it was asked to stop", peak or None, wall)
     if killed == Outcome.MEMORY:
         return Watched(killed, None, f"killed at {peak:.0f} MB resident (limit {memory_limit_mb:g} MB)",
                        peak or None, wall)
@@ -268,6 +309,8 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
     """Wait for the child's message, its death or a limit; returns (message, killed, peak MB)."""
     killed, peak, next_mem, asked = None, 0.0, 0.0, False
     while True:
+        if (stop is None or stop.at is None) and _ALL[0] is not None and _ALL[0].at is not None:
+            stop = _ALL[0]
         if stop is not None and stop.at is not None:
             if not asked:  # the whole group: the method and any solver process it started
                 with contextlib.suppress(OSError):

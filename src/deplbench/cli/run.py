@@ -35,6 +35,13 @@ def cmd_run(args) -> int:
               "--retry-failed re-runs them)")
     if res.report is not None:
         print(f"wrote {res.report} and the site {res.report.with_name('index.html')}")
+    if res.interrupted is not None:
+        import signal
+
+        n = res.counts.get("interrupted", 0)
+        print(f"stopped by {signal.Signals(res.interrupted).name}: {n} runs in flight stored as interrupted with "
+              "their best plans; run the same command again to finish the grid (it re-runs them)")
+        return 128 + int(res.interrupted)
     return 0
 
 
@@ -49,9 +56,9 @@ def _dry_run(cfg, out: Path, retry_failed: bool) -> int:
     print(f"{'key':<20}  {'state':<10}  {'experiment':<14}  {'instance':<44}  solver  params")
     for r in cfg.runs:
         state = done.get(r.key, "todo")
-        if state == "todo" or (retry_failed and state != "ok"):
+        if state in ("todo", "interrupted") or (retry_failed and state != "ok"):
             n_todo += 1
-            state = state if state == "todo" else f"{state}*"
+            state = state if state in ("todo", "interrupted") else f"{state}*"
         inst = f"{r.family}({_short(r.instance_params)}) s{r.instance_seed}"
         params = _short({k: v for k, v in r.params.items() if k not in ("threads",)})
         print(f"{r.key:<20}  {state:<10}  {r.experiment:<14}  {inst:<44}  {r.solver}  {params}")

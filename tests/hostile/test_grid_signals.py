@@ -1,0 +1,154 @@
+"""``deplbench run`` under a scheduler's or a user's signals (issue 30).
+
+* SIGINT (Ctrl-C) or SIGTERM (SLURM, Kubernetes) to the whole job: the runs in flight stop
+  within a few seconds and their certified incumbents are stored as ``interrupted``; the next
+  ``deplbench run`` re-runs exactly those and the ones never started;
+* SIGKILL of the harness's whole process group: no process outlives it (the reaper has its own
+  session), and the resume loses no row and duplicates none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+import psutil
+import pytest
+from harness_configs import config, solver
+
+
+def _cmd(path, out) -> list[str]:
+    return [sys.executable, "-m", "deplbench.cli", "run", str(path), "--out", str(out), "--workers", "2",
+            "--no-report", "--quiet"]
+
+
+def _start(path, out) -> subprocess.Popen:
+    return subprocess.Popen(_cmd(path, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def _live(procs) -> list[psutil.Process]:
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+def _wait_for_runs(proc: subprocess.Popen, n: int, timeout: float = 90.0) -> list[psutil.Process]:
+    """Wait until ``n`` run processes (their own process groups, under the fork server) live 1.5 s."""
+    me, deadline, since = psutil.Process(proc.pid), time.time() + timeout, None
+    while time.time() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        runs = [p for p in _live(me.children(recursive=True)) if _pgid(p.pid) == p.pid and _ppid(p) != proc.pid]
+        if len(runs) >= n:
+            since = since or time.time()
+            if time.time() - since > 1.5:  # past their start: each has offered its incumbent
+                return me.children(recursive=True)
+        else:
+            since = None
+        time.sleep(0.1)
+    raise AssertionError(f"{n} runs did not start")
+
+
+def _ppid(p: psutil.Process) -> int | None:
+    """The parent's pid (the reaper's is the harness; a run's is the fork server)."""
+    try:
+        return p.ppid()
+    except psutil.Error:
+        return None
+
+
+def _pgid(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _rows(out) -> list[tuple]:
+    con = duckdb.connect(str(out / "results.duckdb"), read_only=True)
+    try:
+        return con.execute("SELECT run_key, harness_status, status, objective, feasible, plan_json IS NOT NULL "
+                           "FROM runs ORDER BY run_key").fetchall()
+    finally:
+        con.close()
+
+
+def _finished(out) -> dict[str, tuple]:
+    con = duckdb.connect(str(out / "results.duckdb"), read_only=True)
+    try:
+        return {k: (a, b) for k, a, b in con.execute("SELECT run_key, started_at, finished_at FROM runs").fetchall()}
+    finally:
+        con.close()
+
+
+def _grid(tmp_path, fast: int = 0):
+    release = tmp_path / "release"
+    tables = [solver("harness-ok", time_limit=30)] if fast else []
+    tables.append(solver("harness-incumbent", seconds=120.0, release=str(release), time_limit=300))
+    seeds = tuple(range(max(3, fast)))
+    return config(tmp_path, tables, seeds=seeds, harness="grace = 5.0\neval_samples = 100"), release
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig):
+    path, release = _grid(tmp_path)
+    out = tmp_path / "out"
+    proc = _start(path, out)
+    tree = _wait_for_runs(proc, 2)
+    t0 = time.perf_counter()
+    os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C or a scheduler's stop: the whole job
+    stdout, stderr = proc.communicate(timeout=30)
+    assert time.perf_counter() - t0 < 8, "the grid did not stop within 8 s"
+    assert proc.returncode == 128 + sig, (stdout, stderr)
+    assert "Traceback" not in stderr, stderr
+    assert "stored as interrupted" in stdout and "again to finish" in stdout, stdout
+    rows = _rows(out)
+    assert len(rows) == 2, rows  # the two runs in flight; the third never started
+    for _key, harness, status, objective, feasible, has_plan in rows:
+        assert (harness, status) == ("interrupted", "interrupted")
+        assert has_plan and feasible and objective > 0  # the incumbent, certified by the evaluator
+    time.sleep(2)
+    assert not _live(tree), [(p.pid, p.name()) for p in _live(tree)]
+
+    release.touch()  # the same grid (same run keys), now quick
+    res = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr
+    assert "3 runs, 0 already done, ran 3" in res.stdout, res.stdout  # the interrupted ones re-run
+    rows = _rows(out)
+    assert len(rows) == 3 and len({r[0] for r in rows}) == 3
+    assert {(r[1], r[2]) for r in rows} == {("ok", "feasible")}
+
+
+def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path):
+    path, release = _grid(tmp_path, fast=4)
+    out = tmp_path / "out"
+    proc = _start(path, out)
+    tree = _wait_for_runs(proc, 2)  # quick runs have finished, two slow ones run
+    tree = tree + psutil.Process(proc.pid).children(recursive=True)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    time.sleep(5)
+    assert not _live(tree), [(p.pid, p.name()) for p in _live(tree)]
+    assert not _live([p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid])
+
+    before = _finished(out)
+    assert before, "no run had finished before the kill"
+    release.touch()
+    res = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr
+    assert f"8 runs, {len(before)} already done, ran {8 - len(before)}" in res.stdout, res.stdout
+    rows = _rows(out)
+    assert len(rows) == 8 and len({r[0] for r in rows}) == 8  # none lost, none duplicated
+    assert {r[1] for r in rows} == {"ok"}
+    after = _finished(out)
+    assert {k: after[k] for k in before} == before  # the rows stored before the kill are kept as they were
