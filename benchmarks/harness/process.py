@@ -56,6 +56,8 @@ def _run_body(spec: RunSpec, instance_json: dict) -> dict[str, Any]:
     if res.status == Status.ERROR:
         memory = "MemoryError" in (res.message or "")
         payload.update(status=Outcome.MEMORY if memory else Outcome.ERROR, error=payload["row"].get("error"))
+    elif res.status == Status.MEMOUT:  # a MemoryError the method did not survive (its incumbent kept)
+        payload.update(status=Outcome.MEMORY, error=res.message or "MemoryError")
     elif res.status == Status.INTERRUPTED:  # the grid was stopped: the row holds the incumbent, to re-run
         payload.update(status=Outcome.INTERRUPTED, error=res.message or "interrupted")
     else:

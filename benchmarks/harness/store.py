@@ -9,6 +9,7 @@ the runs used are stored too.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 from collections.abc import Iterable, Mapping
@@ -133,11 +134,22 @@ class Store:
             self.con = _connect(self.path, read_only=True)
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        self.con = _connect(self.path, read_only=False)
-        _create_or_migrate(self.con)
+        new = not self.path.exists()
+        try:
+            self.con = _connect(self.path, read_only=False)
+            with disk_errors(self.path):
+                _create_or_migrate(self.con)
+        except InputError:
+            if new:  # a store that could not even be created is not left half-written
+                with contextlib.suppress(Exception):
+                    self.con.close()
+                for f in (self.path, self.path.with_name(self.path.name + ".wal")):
+                    f.unlink(missing_ok=True)
+            raise
 
     def close(self) -> None:
-        self.con.close()
+        with disk_errors(self.path):  # closing checkpoints the write-ahead log
+            self.con.close()
 
     def __enter__(self) -> Store:
         return self
@@ -155,17 +167,23 @@ class Store:
         cols = ", ".join(f'"{k}"' for k in keys)
         marks = ", ".join("?" for _ in keys)
         # delete + insert in one transaction: a replaced row keeps nothing of the old one
-        self.con.execute("BEGIN TRANSACTION")
-        try:
-            self.con.execute("DELETE FROM runs WHERE run_key = ?", [row["run_key"]])
-            self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [_plain(row[k]) for k in keys])
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
+        with disk_errors(self.path):
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                self.con.execute("DELETE FROM runs WHERE run_key = ?", [row["run_key"]])
+                self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks})", [_plain(row[k]) for k in keys])
+                self.con.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # a failed COMMIT has ended the transaction
+                    self.con.execute("ROLLBACK")
+                raise
 
     def put_instance(self, instance, family: str, params: Mapping[str, Any] | None = None) -> None:
         """Store the instance file a run used (idempotent)."""
+        with disk_errors(self.path):
+            self._put_instance(instance, family, params)
+
+    def _put_instance(self, instance, family: str, params: Mapping[str, Any] | None) -> None:
         self.con.execute("INSERT OR REPLACE INTO instances VALUES (?, ?, ?, ?)",
                          [instance.name, family, json.dumps(dict(params or {}), sort_keys=True, default=str),
                           json.dumps(instance.to_json_dict())])
@@ -198,17 +216,17 @@ class Store:
             from deplbench.errors import InputError
 
             raise InputError(f"format must be parquet or csv, not '{fmt}'", "--format")
+        from deplbench.files import atomic_path
+
         out_dir = Path(out) if out else self.root
-        out_dir.mkdir(parents=True, exist_ok=True)
         paths = []
         for table, df in (("runs", self.runs()), ("instances", self.con.execute("SELECT * FROM instances").df())):
             p = out_dir / f"{table}.{fmt}"
-            tmp = p.with_name(f".{p.name}.tmp")
-            if fmt == "parquet":
-                df.to_parquet(tmp, index=False)
-            else:
-                df.to_csv(tmp, index=False)
-            tmp.replace(p)
+            with atomic_path(p) as tmp:  # a full disk: one line naming the file, nothing partial
+                if fmt == "parquet":
+                    df.to_parquet(tmp, index=False)
+                else:
+                    df.to_csv(tmp, index=False)
             paths.append(p)
         return paths
 
@@ -308,10 +326,35 @@ def _scalar(v: Any, numeric_only: bool) -> bool:
     return isinstance(v, str) and not numeric_only
 
 
+#: the disk's complaints in DuckDB's messages (it raises its own exceptions, without an errno)
+_DISK_WORDS = ("No space left on device", "Read-only file system", "Permission denied", "Disk quota exceeded",
+               "Input/output error")
+
+
+@contextlib.contextmanager
+def disk_errors(path: Path):
+    """A full, read-only or failing disk under the store is one :class:`InputError` naming it.
+
+    Every committed row stays committed (one transaction per run), so the next ``deplbench run``
+    resumes once there is space again.
+    """
+    try:
+        yield
+    except (duckdb.Error, OSError) as exc:
+        text = str(exc) if isinstance(exc, duckdb.Error) else (exc.strerror or "")
+        why = next((w for w in _DISK_WORDS if w.lower() in text.lower()), None)
+        if why is None:
+            raise
+        from deplbench.errors import InputError
+
+        raise InputError(f"cannot write the result store ({why})", str(path)) from None
+
+
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     """Open the database; a store held by another process (a running harness) is a one-line error."""
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        with disk_errors(path):
+            return duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise

@@ -46,11 +46,16 @@ def new_figure(ncols: int = 1, nrows: int = 1, w: float = 3.4, h: float = 2.6, *
 
 def save(fig, out_dir: Path, name: str) -> Path:
     """Write ``name.png`` (150 dpi) and ``name.svg`` into ``out_dir``; returns the PNG path."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from deplbench.files import atomic_path
+
     png = out_dir / f"{name}.png"
-    fig.savefig(png, dpi=150)
-    fig.savefig(out_dir / f"{name}.svg")
-    plt.close(fig)
+    try:
+        with atomic_path(png) as tmp:  # a full disk: one line naming the file, no partial figure
+            fig.savefig(tmp, dpi=150)
+        with atomic_path(out_dir / f"{name}.svg") as tmp:
+            fig.savefig(tmp)
+    finally:
+        plt.close(fig)
     return png
 
 

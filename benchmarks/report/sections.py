@@ -28,6 +28,8 @@ from typing import Any
 
 import pandas as pd
 
+from deplbench.errors import InputError
+
 #: Modules whose import registers the built-in sections.
 SECTION_MODULES = ("deplbench.benchmarks.report.builtin", "deplbench.benchmarks.report.paper_figures",
                    "deplbench.benchmarks.library.report", "deplbench.benchmarks.report.saa")
@@ -141,6 +143,8 @@ def build_sections(ctx: ReportContext) -> list[Section]:
             continue
         try:
             sec = spec.func(ctx)
+        except InputError:  # a figure that cannot be written (full disk): the report ends, one line
+            raise
         except OSError as exc:
             if exc.errno in DISK_ERRNOS:  # a full or read-only disk fails every section: one line, once
                 raise

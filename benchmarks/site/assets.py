@@ -28,15 +28,15 @@ def write_assets(root: Path, *, plotly: bool = True) -> Path:
 
     ``plotly.min.js`` is copied only when missing or of another size (it is 4-5 MB).
     """
+    from deplbench.files import atomic_path, write_bytes_atomic
+
     out = root / ASSETS
-    out.mkdir(parents=True, exist_ok=True)
     pkg = resources.files("deplbench.benchmarks.site") / "static"
     for name in STATIC:
-        (out / name).write_bytes((pkg / name).read_bytes())
+        write_bytes_atomic((pkg / name).read_bytes(), out / name)
     if plotly:
         src, dst = plotly_js_path(), out / PLOTLY_JS
         if not dst.exists() or dst.stat().st_size != src.stat().st_size:
-            tmp = dst.with_name(f".{PLOTLY_JS}.tmp")
-            shutil.copyfile(src, tmp)
-            tmp.replace(dst)
+            with atomic_path(dst) as tmp:
+                shutil.copyfile(src, tmp)
     return out

@@ -93,6 +93,33 @@ def atomic_output(path: str | os.PathLike, mode: str = "w"):
             Path(tmp).unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary *path* beside ``path`` for a library that writes by file name.
+
+    As :func:`atomic_output` (matplotlib's ``savefig``, pandas' ``to_parquet``, a copy): the
+    temporary file is renamed onto ``path`` only if the block succeeds; an :class:`OSError` (full
+    disk, read-only disk, permissions) becomes one :class:`InputError` naming ``path``, and no
+    partial or temporary file is left.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")  # the suffix picks the format
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or type(exc).__name__})", str(path)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_bytes_atomic(data: bytes, path: str | os.PathLike) -> None:
+    """Write ``data`` atomically to ``path`` (see :func:`atomic_output`)."""
+    with atomic_output(path, "wb") as fh:
+        fh.write(data)
+
+
 def write_text_atomic(text: str, path: str | os.PathLike) -> None:
     """Write ``text`` atomically to ``path`` (see :func:`atomic_output`)."""
     with atomic_output(path) as fh:

@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
@@ -68,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         if exc.filename is None:
             if exc.errno not in _DISK_ERRNOS:
                 raise
-            print(f"deplbench: error: {exc.strerror or exc}", file=sys.stderr)
+            target = _output_of(args)  # a write that failed deep in a library: name what was being written
+            why = exc.strerror or str(exc)
+            print(f"deplbench: error: {InputError(f'cannot write ({why})', target).one_line() if target else why}",
+                  file=sys.stderr)
             return 2
         print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
               file=sys.stderr)
@@ -77,3 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         print("deplbench: interrupted", file=sys.stderr)
         return 130
 
+
+def _output_of(args) -> str | None:
+    """The file or folder a command writes (``--out``, or the folder of ``report``), if it has one."""
+    for name in ("out", "dir"):
+        value = getattr(args, name, None)
+        if value:
+            return str(value)
+    return None
