@@ -12,6 +12,7 @@ process (local or on a Dask worker) can import.
 * ``harness-hog``: allocates and touches ``mb`` megabytes;
 * ``harness-incumbent``: offers the reference plan as its incumbent, then sleeps ``seconds`` or until the
   file ``release`` exists (interrupts and resumes);
+* ``harness-fill``: writes zeros to the file ``path`` until its disk is full, once (full-disk tests);
 * ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
 * ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
 * family ``harness-slow``: sleeps ``seconds`` before returning a ``random`` instance (generation limits).
@@ -99,6 +100,28 @@ def solve_incumbent(instance, *, seconds, release, time_limit, seed, threads) ->
     while time.monotonic() < end and not (release and Path(release).exists()):
         time.sleep(0.05)
     return res
+
+
+@register_solver("harness-fill", kind="heuristic", defaults={"path": "", "once": ""},
+                 description="fills the disk of the file `path` (once: not when file `once` exists)")
+def solve_fill(instance, *, path, once, time_limit, seed, threads) -> SolveResult:
+    import errno
+    from pathlib import Path
+
+    if once:
+        if Path(once).exists():
+            return _ok(instance)
+        Path(once).touch()
+    block = bytes(2**16)
+    try:
+        with open(path, "ab") as fh:
+            while True:
+                fh.write(block)
+                fh.flush()
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+    return _ok(instance)
 
 
 @register_solver("harness-spawn", kind="heuristic", defaults={"seconds": 30.0},
