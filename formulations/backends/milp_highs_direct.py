@@ -69,6 +69,8 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     t1 = time.perf_counter()
     x0 = mip_start(model, t1 + 0.25 * max(time_limit - (t1 - t0), 0.0)) if start else None
     set_start(h, x0)
+    # the limit counts the build and the start plan: HiGHS gets what they left
+    h.setOptionValue("time_limit", float(max(time_limit - (time.perf_counter() - t0), 1e-3)))
     status, x, obj, bound, nodes = run_highs(h)
     t2 = time.perf_counter()
     plan = model.decode(x) if x is not None else None

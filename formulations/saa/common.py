@@ -105,6 +105,12 @@ def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str
     return cuts
 
 
+#: shares of the time left that the cut separation, and all of the preparation, may use
+CUT_SHARE, PREP_SHARE = 0.25, 0.7
+#: share of the time limit kept for the registry's certification, beyond the sampling's time
+CERTIFY_SHARE = 0.05
+
+
 def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
     """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa.strength`."""
     from dataclasses import replace
@@ -112,9 +118,11 @@ def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
     from deplbench.formulations.saa.cuts import quantile_cut_sets
     from deplbench.formulations.saa.strength import strengthen
 
-    if cuts in ("quantile", "mixing"):
-        data = replace(data, cut_sets=quantile_cut_sets(data, deadline=deadline))
-    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline)
+    left = deadline - time.perf_counter()
+    if cuts in ("quantile", "mixing"):  # a share of the time: the strengthening finds the start plan
+        data = replace(data, cut_sets=quantile_cut_sets(data, deadline=deadline - (1 - CUT_SHARE) * left))
+    # the MILP keeps a share too: a limit must find the model built and the start plan passed
+    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline - (1 - PREP_SHARE) * left)
 
 
 def merge_extra(total: dict, part: dict) -> None:
@@ -151,18 +159,21 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     # shared preparation (sampling, coefficients, cuts) is kept apart from the model build,
     # so that build_s compares the modelling layers (Pyomo vs matrices) alone
     prep_s = time.perf_counter() - t0
+    # the registry certifies the plan on the same sample after the method: keep its time (about
+    # the sampling's) and a little more out of the budget, so the whole solve ends in the limit
+    budget = max(time_limit - prep_s - CERTIFY_SHARE * time_limit, 0.5 * time_limit)
     build_s = solve_s = 0.0
     subs: list[SubResult] = []
     margin_used = 0.0
     for ds in subsets:
-        left = time_limit - (time.perf_counter() - t0)
+        left = budget - (time.perf_counter() - t0)
         if left <= 0:
             subs.append(SubResult(Status.TIMEOUT, message="time limit reached before this selection"))
             continue
         tb = time.perf_counter()
         raw = subset_data(instance, ds, sc)
         early = _early_start(instance, raw, tb + 0.2 * left)  # before the cuts: a plan to return on a stop
-        data, part = prepare(raw, cuts=cuts, bigm=bigm, fixing=fixing, deadline=t0 + time_limit)
+        data, part = prepare(raw, cuts=cuts, bigm=bigm, fixing=fixing, deadline=t0 + budget)
         if data.start is None and early is not None:
             data = replace(data, start=early)  # the plan mip_start would enumerate again
         merge_extra(strong, part)
@@ -171,10 +182,11 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             offer(data.start, plan_cost(instance, data.start), source="start plan")
         if root:
             tr = time.perf_counter()
-            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * time_limit)))
+            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * left)))
             prev = strong.get("root_bound", math.inf)  # nan (a selection's LP unsolved) stays nan
             strong["root_bound"] = math.nan if rb is None or math.isnan(prev) else min(prev, rb)
             strong["root_s"] = strong.get("root_s", 0.0) + time.perf_counter() - tr
+        left = max(budget - (time.perf_counter() - t0), 1e-3)  # what the preparation left
         r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
         if r.plan is not None and verify(instance, r.plan, sc):
             # solver tolerances let the plan slip past the target: re-solve with a margin,
@@ -183,7 +195,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             build_s += r.build_s
             solve_s += r.solve_s
             margin_used = RETRY_MARGIN * max(1.0, abs(instance.loss.initial))
-            left = max(time_limit - (time.perf_counter() - t0), 1e-3)
+            left = max(budget - (time.perf_counter() - t0), 1e-3)
             # fixed scenarios hold at margin 0 only; the quantile big-M + margin stays valid
             r = solve_subset(replace(data, hard=None), formulation=formulation, margin=margin_used,
                              time_limit=left)
