@@ -84,3 +84,19 @@ def listening(fn: Callable[[Offer], None]) -> Iterator[Callable[[Offer], None]]:
     finally:
         with contextlib.suppress(ValueError):
             _LISTENERS.remove(fn)
+
+
+@contextlib.contextmanager
+def muted() -> Iterator[None]:
+    """No listener outside the block hears the offers made inside it.
+
+    For a helper solve whose plans are not incumbents of the caller's problem (an SAA method's
+    DepL start: feasible for the true problem, not always for the sample); the caller offers
+    what it has checked itself.
+    """
+    saved = _LISTENERS[:]
+    _LISTENERS.clear()
+    try:
+        yield
+    finally:
+        _LISTENERS[:] = saved
