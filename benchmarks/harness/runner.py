@@ -174,7 +174,9 @@ def _dask_client(workers: int, scheduler: str | None, cluster: str | None):
     from distributed import Client, LocalCluster
 
     if cluster == "local":
-        lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        signals = "deplbench.benchmarks.harness.worker_signals"  # the harness owns a Ctrl-C (stopping.py)
+        lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                          preload=[signals], preload_nanny=[signals])
         return Client(lc), lc
     try:
         return Client(scheduler, timeout="20s"), None
@@ -193,7 +195,7 @@ def _dask_results(client, jobs, preload, stop: GridStop):
     futs = {client.submit(execute, spec, inst, preload, err, oc, key=f"depl-run-{spec.key}", pure=False): spec
             for spec, inst, err, oc in jobs}
     try:
-        for f in dask_completed(list(futs)):
+        for f in _completed(dask_completed(list(futs)), stop):
             try:
                 yield f.result()
             except Exception as exc:  # noqa: BLE001 - a lost worker: the run is an error row
@@ -208,3 +210,25 @@ def _dask_results(client, jobs, preload, stop: GridStop):
                 yield row
     finally:
         client.cancel(list(futs))
+
+
+#: seconds a stopped grid waits for the rows of its Dask runs beyond the runs' own grace
+DASK_STOP_WAIT_S = 10.0
+
+
+def _completed(ac, stop: GridStop):
+    """The futures of ``ac`` as they finish; after a stop, only for a bounded time.
+
+    A terminal's Ctrl-C reaches the workers of a ``--cluster local`` too, and a worker that
+    stops leaves its runs pending for ever: their rows are given up (the next run re-runs them).
+    """
+    import time
+
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        yield from batch
+        if batch:
+            continue
+        if stop.requested and stop.at is not None and time.monotonic() > stop.at + DASK_STOP_WAIT_S:
+            return
+        time.sleep(0.05)

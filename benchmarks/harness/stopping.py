@@ -22,6 +22,7 @@ import contextlib
 import signal
 import sys
 import threading
+import time
 
 from deplbench import watch
 
@@ -32,6 +33,7 @@ class GridStop:
     def __init__(self, client=None):
         self.client = client  # a Dask client whose workers are told too
         self.signum: int | None = None
+        self.at: float | None = None  # time.monotonic() of the request
         self.armed = False  # only the running phase stops gracefully
 
     @property
@@ -40,7 +42,7 @@ class GridStop:
 
     def request(self, signum: int) -> None:
         """Start no new run; ask every live run (here and on the Dask workers) to stop."""
-        self.signum = signum
+        self.signum, self.at = signum, time.monotonic()
         watch.stop_all(signum)
         if self.client is not None:  # not from the signal handler: a client call may block
             threading.Thread(target=_stop_workers, args=(self.client, signum), daemon=True).start()

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -21,14 +22,28 @@ import pytest
 from harness_configs import config, solver
 
 
-def _cmd(path, out) -> list[str]:
+def _cmd(path, out, *extra: str) -> list[str]:
     return [sys.executable, "-m", "deplbench.cli", "run", str(path), "--out", str(out), "--workers", "2",
-            "--no-report", "--quiet"]
+            "--no-report", "--quiet", *extra]
 
 
-def _start(path, out) -> subprocess.Popen:
-    return subprocess.Popen(_cmd(path, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+@pytest.fixture
+def start():
+    """Start ``deplbench run`` as its own process group; whatever a failed test leaves is killed."""
+    procs: list[subprocess.Popen] = []
+
+    def _start(path, out, *extra: str) -> subprocess.Popen:
+        proc = subprocess.Popen(_cmd(path, out, *extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        procs.append(proc)
+        return proc
+
+    yield _start
+    for proc in procs:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
 
 
 def _live(procs) -> list[psutil.Process]:
@@ -47,7 +62,7 @@ def _wait_for_runs(proc: subprocess.Popen, n: int, timeout: float = 90.0) -> lis
     me, deadline, since = psutil.Process(proc.pid), time.time() + timeout, None
     while time.time() < deadline:
         assert proc.poll() is None, proc.communicate()
-        runs = [p for p in _live(me.children(recursive=True)) if _pgid(p.pid) == p.pid and _ppid(p) != proc.pid]
+        runs = [p for p in _live(me.children(recursive=True)) if _is_run(p)]
         if len(runs) >= n:
             since = since or time.time()
             if time.time() - since > 1.5:  # past their start: each has offered its incumbent
@@ -58,12 +73,12 @@ def _wait_for_runs(proc: subprocess.Popen, n: int, timeout: float = 90.0) -> lis
     raise AssertionError(f"{n} runs did not start")
 
 
-def _ppid(p: psutil.Process) -> int | None:
-    """The parent's pid (the reaper's is the harness; a run's is the fork server)."""
+def _is_run(p: psutil.Process) -> bool:
+    """A run process: the leader of its own group, forked by a fork server (not a reaper)."""
     try:
-        return p.ppid()
-    except psutil.Error:
-        return None
+        return _pgid(p.pid) == p.pid and "forkserver" in " ".join(p.parent().cmdline())
+    except (psutil.Error, AttributeError):
+        return False
 
 
 def _pgid(pid: int) -> int | None:
@@ -98,11 +113,13 @@ def _grid(tmp_path, fast: int = 0):
     return config(tmp_path, tables, seeds=seeds, harness="grace = 5.0\neval_samples = 100"), release
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig):
+@pytest.mark.parametrize(("sig", "engine"), [(signal.SIGINT, ()), (signal.SIGTERM, ()),
+                                             (signal.SIGINT, ("--cluster", "local"))])
+def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engine, start):
+    """Local worker threads, and a Dask LocalCluster whose workers get the signal too."""
     path, release = _grid(tmp_path)
     out = tmp_path / "out"
-    proc = _start(path, out)
+    proc = start(path, out, *engine)
     tree = _wait_for_runs(proc, 2)
     t0 = time.perf_counter()
     os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C or a scheduler's stop: the whole job
@@ -120,7 +137,7 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig):
     assert not _live(tree), [(p.pid, p.name()) for p in _live(tree)]
 
     release.touch()  # the same grid (same run keys), now quick
-    res = subprocess.run(_cmd(path, out), capture_output=True, text=True, timeout=180)
+    res = subprocess.run(_cmd(path, out, *engine), capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stderr
     assert "3 runs, 0 already done, ran 3" in res.stdout, res.stdout  # the interrupted ones re-run
     rows = _rows(out)
@@ -128,10 +145,10 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig):
     assert {(r[1], r[2]) for r in rows} == {("ok", "feasible")}
 
 
-def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path):
+def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path, start):
     path, release = _grid(tmp_path, fast=4)
     out = tmp_path / "out"
-    proc = _start(path, out)
+    proc = start(path, out)
     tree = _wait_for_runs(proc, 2)  # quick runs have finished, two slow ones run
     tree = tree + psutil.Process(proc.pid).children(recursive=True)
     os.killpg(proc.pid, signal.SIGKILL)

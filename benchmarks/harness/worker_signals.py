@@ -1,0 +1,24 @@
+"""A Dask preload for the workers and nannies of ``--cluster local``: they ignore SIGINT and SIGTERM.
+
+A terminal's Ctrl-C (or a scheduler's SIGTERM to the whole job) reaches every process of the
+job, and a Dask worker that gets it shuts down at once, losing its runs. The harness owns the
+stop instead (:mod:`deplbench.benchmarks.harness.stopping`): it asks every worker's runs to stop
+and return their incumbents (``client.run``), stores their rows, then closes the cluster. The
+workers still die with the harness (Dask's processes exit when their parent does).
+
+Imports nothing of deplbench.
+"""
+
+from __future__ import annotations
+
+import signal
+
+
+def dask_setup(server) -> None:
+    """Called by Dask in each worker and nanny process at its start."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return  # the worker's setup runs in a thread; its process's main thread (the nanny's) has it
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
