@@ -10,8 +10,8 @@ the backends, ``benchmarks.library`` and ``deplbench.cli.export``.
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -85,12 +85,28 @@ def write_model(model: SaaModel, path: str | Path) -> None:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(to_highs_lp(model))
-    fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=path.parent if str(path.parent) else ".")
-    os.close(fd)
-    try:
-        if h.writeModel(tmp) != highspy.HighsStatus.kOk:
-            raise OSError(f"HiGHS could not write {path}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from deplbench.files import atomic_path
+
+    with atomic_path(path) as tmp:
+        if h.writeModel(str(tmp)) != highspy.HighsStatus.kOk:
+            raise OSError(errno.EIO, "HiGHS could not write the model")
+        _check_complete(tmp)
+
+
+#: how HiGHS ends a complete file, by suffix
+_LAST_LINE = {".mps": b"ENDATA", ".lp": b"end"}
+
+
+def _check_complete(path: Path) -> None:
+    """HiGHS writes with unchecked ``fprintf``: on a full disk it reports success for a cut file."""
+    want = _LAST_LINE.get(path.suffix.lower())
+    if want is None:
+        return
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(fh.tell() - 64, 0))
+        tail = fh.read().rstrip()
+    if not tail.endswith(want):
+        st = os.statvfs(path)
+        code = errno.ENOSPC if st.f_bavail == 0 else errno.EIO
+        raise OSError(code, os.strerror(code) if code == errno.ENOSPC else "HiGHS wrote an incomplete file")

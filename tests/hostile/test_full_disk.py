@@ -167,7 +167,7 @@ def test_report_export_and_library_on_a_full_disk(tmp_path, disk, capsys):
     assert not (mnt / "lib").exists()  # a library is written whole or not at all
 
 
-def test_generate_and_solve_on_a_full_disk(tmp_path, disk, capsys):
+def test_generate_solve_and_export_on_a_full_disk(tmp_path, disk, capsys):
     mnt, fill = disk
     files = {}
     from tests.hostile.kit import fixtures
@@ -176,7 +176,10 @@ def test_generate_and_solve_on_a_full_disk(tmp_path, disk, capsys):
     fill(0)
     for args, where in ((["generate", "random", "--out", str(mnt / "i.json")], mnt / "i.json"),
                         (["solve", str(files["inst"]), "--solver", "depl", "--out", str(mnt / "p.json")],
-                         mnt / "p.json")):
+                         mnt / "p.json"),
+                        # HiGHS reports success for a cut file on a full disk: the tail is checked
+                        (["export", str(files["inst"]), "--scenarios", "20", "--out", str(mnt / "m.mps")], mnt / "m.mps"),
+                        (["export", str(files["inst"]), "--scenarios", "20", "--out", str(mnt / "m.lp")], mnt / "m.lp")):
         rc = main(args)
         _one_line(capsys.readouterr().err, where)
         assert rc == 2 and _left(mnt) == [], _left(mnt)
