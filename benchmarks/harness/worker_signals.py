@@ -1,5 +1,7 @@
 """A Dask preload for the workers and nannies of ``--cluster local``: they ignore SIGINT and SIGTERM.
 
+They also log only errors: their warnings when the harness closes the cluster are noise.
+
 A terminal's Ctrl-C (or a scheduler's SIGTERM to the whole job) reaches every process of the
 job, and a Dask worker that gets it shuts down at once, losing its runs. The harness owns the
 stop instead (:mod:`deplbench.benchmarks.harness.stopping`): it asks every worker's runs to stop
@@ -16,8 +18,13 @@ import signal
 
 def dask_setup(server) -> None:
     """Called by Dask in each worker and nanny process at its start."""
+    import logging
     import threading
 
+    # the harness closes the cluster when the grid ends or stops: a worker's failed heartbeat to
+    # the closing scheduler is not news (it printed a traceback on the user's terminal)
+    for name in ("distributed.worker", "distributed.nanny", "distributed.core", "distributed.comm"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     if threading.current_thread() is not threading.main_thread():
         return  # the worker's setup runs in a thread; its process's main thread (the nanny's) has it
     for sig in (signal.SIGINT, signal.SIGTERM):
