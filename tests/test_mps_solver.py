@@ -58,7 +58,9 @@ def test_hanging_command_is_killed(inst, monkeypatch):
     monkeypatch.setattr(mps_solver, "GRACE_S", 0.2)
     cmd = "{python} -c 'import time; time.sleep(30)' {mps} {sol}"
     r = solve("mps", inst, {**P, "command": cmd, "time_limit": 1.0, "cuts": "none"})
-    assert r.status == Status.TIMEOUT and r.plan is None
+    assert r.status == Status.TIMEOUT
+    # no plan from the solver; at most the incumbent offered before it ran (DepL's, meeting the sample)
+    assert r.plan is None or "plan is the incumbent" in r.message, r.message
     assert r.runtime_s < 10
 
 
