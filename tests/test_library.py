@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import shutil
+from pathlib import Path
 
 import highspy
 import pytest
@@ -54,8 +57,9 @@ def test_quick_library_has_references_and_tiers(lib):
 
 
 def test_two_builds_are_identical(lib, tmp_path):
+    """A second build, on a Dask LocalCluster of two workers, writes the same files."""
     out = tmp_path / "again"
-    second = build(out, **KW)
+    second = build(out, **{**KW, "workers": 2, "cluster": "local"})
     again = Library.open(out)
     # byte-identical except the problems a wall-clock safety limit stopped (reported by the build;
     # with these limits only under extreme load): everything else depends on deterministic limits
@@ -346,3 +350,55 @@ def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
                              for ln in lines) + "\n")
     res = check(lib, bad, name)
     assert not res.consistent and any("violates its MPS file" in n for n in res.notes), res.lines()
+
+
+@pytest.fixture
+def dask_processes(tmp_path):
+    """A Dask scheduler and two workers started by hand, as on a cluster of machines; its address."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    info = tmp_path / "scheduler.json"
+    bin_dir = Path(sys.executable).parent
+    procs = [subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--scheduler-file", str(info), "--port", "0",
+                               "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
+    try:
+        deadline = time.time() + 60
+        while not info.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        assert info.exists(), "the scheduler did not start"
+        procs.append(subprocess.Popen([str(bin_dir / "dask"), "worker", "--scheduler-file", str(info),
+                                       "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        yield json.loads(info.read_text())["address"]
+    finally:
+        for p in reversed(procs):
+            with contextlib.suppress(OSError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_processes):
+    """`library build --scheduler ADDRESS`: the files of a local build, to the byte."""
+    from distributed import Client
+
+    with Client(dask_processes, timeout="30s") as c:  # both workers have joined
+        c.wait_for_workers(2, timeout=60)
+    out = tmp_path / "remote"
+    third = build(out, **{**KW, "scheduler": dask_processes})
+    again = Library.open(out)
+    hits = _hit_problems([SUMMARY["first"], third])
+    free = {rel for rel in lib.files() if rel != "library.solu" and not any(h in rel for h in hits)}
+    assert {r: again.files().get(r) for r in free} == {r: lib.files()[r] for r in free}
+    if not hits:
+        assert again.files() == lib.files()
+        for name in ("library.solu", "manifest.json"):
+            assert (out / name).read_bytes() == (lib.root / name).read_bytes()
+    from deplbench.benchmarks.library.build import sha256
+
+    assert all(sha256(out / rel) == digest for rel, digest in again.files().items())  # the files written
+    assert json.loads((out / "timings.json").read_text())["engine"] == dask_processes

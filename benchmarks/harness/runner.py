@@ -103,7 +103,7 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
         Re-run stored runs whose harness status is not ``ok``.
     """
     workers = workers or os.cpu_count() or 1
-    dask = _dask_client(workers, scheduler, cluster) if (scheduler or cluster) else None
+    dask = dask_client(workers, scheduler, cluster) if (scheduler or cluster) else None
     stop = GridStop(dask[0] if dask else None)
     watch.clear_stop()
     try:
@@ -169,8 +169,8 @@ def _results(jobs, preload, workers, dask, stop: GridStop):
             kill_live()
 
 
-def _dask_client(workers: int, scheduler: str | None, cluster: str | None):
-    """(client, local cluster or None); connecting fails before anything is written."""
+def dask_client(workers: int, scheduler: str | None, cluster: str | None):
+    """(client, local cluster or None); connecting fails before anything is written (also the library's)."""
     from distributed import Client, LocalCluster
 
     if cluster == "local":

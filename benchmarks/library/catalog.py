@@ -41,8 +41,9 @@ from deplbench.benchmarks.library.spec import (
 from deplbench.errors import InputError
 
 
-def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
-    """Run ``build_one(*job)`` for every job (in worker processes when ``workers > 1``), in order."""
+def _tasks(workers: int, jobs: list[tuple], log, client=None) -> list[dict]:
+    """Run ``build_one(*job)`` for every job (in worker processes when ``workers > 1``, on the Dask
+    cluster of ``client`` if given), results in the order of ``jobs``."""
     results: list[dict | None] = [None] * len(jobs)
 
     def show(r):
@@ -50,14 +51,23 @@ def _tasks(workers: int, jobs: list[tuple], log) -> list[dict]:
         proof = "not proven" if t["proof_s"] is None else f"proven in {t['proof_s']:.1f} s"
         log(f"[{sum(x is not None for x in results)}/{len(jobs)}] {r['name']}: {r['tier']} ({proof})")
 
+    # the largest budgets first, so that the long proofs do not trail at the end of the build
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].budget)
+    if client is not None:
+        from deplbench.benchmarks.library.remote import dask_tasks
+
+        def done(i: int, r: dict) -> None:
+            results[i] = r
+            show(r)
+
+        dask_tasks(client, jobs, order, done)
+        return results  # type: ignore[return-value]
     if workers <= 1:
         for i, job in enumerate(jobs):
             results[i] = build_one(*job)
             show(results[i])
         return results  # type: ignore[return-value]
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        # the largest budgets first, so that the long proofs do not trail at the end of the build
-        order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].budget)
         futs = {pool.submit(build_one, *jobs[i]): i for i in order}
         for fut in as_completed(futs):
             i = futs[fut]
@@ -73,12 +83,17 @@ def _check_out(out: Path) -> None:
 
 def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
           calibration: str | None = None, time_limit: float = 120.0, saa_time_limit: float = 20.0, saa_nodes: int = 500,
-          exact_work: int = EXACT_WORK, scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None) -> dict:
+          exact_work: int = EXACT_WORK, scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None,
+          scheduler: str | None = None, cluster: str | None = None) -> dict:
     """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary.
 
     ``exact_work`` and ``saa_nodes`` are the deterministic limits of the reference runs,
-    ``time_limit`` and ``saa_time_limit`` their wall-clock safety limits (per run).
+    ``time_limit`` and ``saa_time_limit`` their wall-clock safety limits (per run). With
+    ``scheduler`` (an address) or ``cluster='local'`` (``workers`` Dask workers) the entries are
+    built on Dask (:mod:`~deplbench.benchmarks.library.remote`), with the same files.
     """
+    if scheduler and cluster:
+        raise InputError("give either --scheduler or --cluster, not both", "--scheduler")
     out = Path(out)
     log = log or (lambda msg: print(msg, flush=True))
     for t in tiers:
@@ -91,9 +106,14 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
     tmp = out.parent / f".{out.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    dask = None
     try:
+        if scheduler or cluster:  # connecting fails before any work (one line)
+            from deplbench.benchmarks.harness.runner import dask_client
+
+            dask = dask_client(workers, scheduler, cluster)
         results = _tasks(workers, [(e, str(tmp), tuple(tiers), time_limit, saa_time_limit, saa_nodes,
-                                    tuple(scenarios), exact_work) for e in ents], log)
+                                    tuple(scenarios), exact_work) for e in ents], log, dask[0] if dask else None)
         names = Counter(r["name"] for r in results)
         dup = [n for n, c in names.items() if c > 1]
         if dup:
@@ -113,7 +133,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         from deplbench.version import __version__
 
         timings = {"deplbench": __version__, "python": sys.version.split()[0], "build_s": round(build_s, 1),
-                   "workers": workers, "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}
+                   "workers": workers,
+                   "engine": scheduler or ("dask LocalCluster" if cluster else "local processes"), "load_avg": [round(x, 2) for x in os.getloadavg()], "instances": {r["name"]: r["timing"] for r in results}}
         (tmp / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
         from deplbench.benchmarks.library.site import build_library_site
 
@@ -123,6 +144,10 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if dask is not None:
+            dask[0].close()
+            if dask[1] is not None:
+                dask[1].close()
     return {"out": str(out), "build_s": build_s, "instances": len(recs), "problems": len(refs),
             "tiers": dict(Counter(r["tier"] for r in recs)), "families": dict(Counter(r["family"] for r in recs)),
             "references": dict(Counter(ref.kind for _, ref in refs)), "left_out": dict(Counter(

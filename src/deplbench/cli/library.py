@@ -10,7 +10,8 @@ def cmd_build(args) -> int:
 
     tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
     s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration, time_limit=args.time_limit,
-              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, exact_work=args.exact_work, workers=args.workers)
+              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, exact_work=args.exact_work, workers=args.workers,
+              scheduler=args.scheduler, cluster=args.cluster)
     fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
     print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
           + ", ".join(f"{t} {s['tiers'].get(t, 0)}" for t in ("easy", "medium", "hard")))
@@ -24,7 +25,9 @@ def cmd_build(args) -> int:
               + ", ".join(s["safety_hits"][:10]))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"pages: {os.path.join(s['out'], 'site', 'index.html')}")
-    print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {args.workers} workers, load {load})")
+    engine = f"Dask scheduler {args.scheduler}" if args.scheduler else (
+        f"Dask LocalCluster of {args.workers} workers" if args.cluster else f"{args.workers} workers")
+    print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {engine}, load {load})")
     return 0
 
 
@@ -68,7 +71,11 @@ def register(subparsers) -> None:
                    help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
     s.add_argument("--saa-nodes", type=positive_int, default=500,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
-    s.add_argument("--workers", type=positive_int, default=2)
+    s.add_argument("--workers", type=positive_int, default=2,
+                   help="worker processes (with --cluster local: Dask workers)")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="build on an existing Dask scheduler (e.g. tcp://host:8786); same files as a local build")
+    s.add_argument("--cluster", choices=["local"], default=None, help="build on a Dask LocalCluster")
     s.set_defaults(func=cmd_build)
     s = sub.add_parser("check", help="certify a solution and compare it with the library's reference")
     s.add_argument("solution", help="plan file (.json) or MIP solution file (.sol) of an MPS file")
