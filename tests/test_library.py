@@ -15,6 +15,7 @@ import pytest
 from deplbench.benchmarks.library.catalog import Library, build
 from deplbench.benchmarks.library.check import check
 from deplbench.cli import main
+from deplbench.errors import InputError
 from deplbench.instances.io import load_instance
 from deplbench.registry import solve
 
@@ -402,3 +403,23 @@ def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_pr
 
     assert all(sha256(out / rel) == digest for rel, digest in again.files().items())  # the files written
     assert json.loads((out / "timings.json").read_text())["engine"] == dask_processes
+
+
+def test_benchmark_set_is_diverse_proven_and_reachable(lib):
+    """The manifest's benchmark set: proven instances, every (family, mode, tier) group before repeats."""
+    from deplbench.benchmarks.library import benchmark_set
+    from deplbench.registry import generate
+
+    chosen = lib.manifest["benchmark"]["instances"]
+    recs = {r["name"]: r for r in lib.manifest["instances"]}
+    assert chosen and len(chosen) == len(set(chosen)) <= benchmark_set.SIZE
+    assert all(recs[n]["reference"]["kind"] in ("opt", "inf") for n in chosen)
+    groups = {(r["family"], benchmark_set.noise_mode(r), r["tier"]) for r in recs.values()
+              if r["reference"]["kind"] in ("opt", "inf")}
+    first = {(recs[n]["family"], benchmark_set.noise_mode(recs[n]), recs[n]["tier"]) for n in chosen[:len(groups)]}
+    assert first == groups  # each group once before any twice
+    assert len({recs[n]["family"] for n in chosen}) >= 3
+    inst = generate("library", {"dir": str(lib.root), "benchmark": 1})
+    assert inst.name == chosen[1] and inst.metadata["library_tier"] == recs[chosen[1]]["tier"]
+    with pytest.raises(InputError, match="past its end"):
+        generate("library", {"dir": str(lib.root), "benchmark": len(chosen)})

@@ -23,6 +23,7 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+from deplbench.benchmarks.library import benchmark_set
 from deplbench.benchmarks.library.build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
 from deplbench.benchmarks.library.folder import (  # noqa: F401 - Library: re-exported
     DEFAULT_DIR,
@@ -127,7 +128,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
             "rules": {"easy_s": EASY_S, "time_limit": time_limit, "exact_work": exact_work,
                       "saa_time_limit": saa_time_limit, "saa_nodes": saa_nodes,
                       "scenarios": list(scenarios), "scenario_seed": SCENARIO_SEED, "formulations": list(FORMULATIONS)},
-            "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"), "instances": recs}
+            "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"),
+            "benchmark": {"rule": benchmark_set.RULE, "instances": benchmark_set.select(recs)}, "instances": recs}
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         build_s = time.perf_counter() - t0
         from deplbench.version import __version__
