@@ -355,7 +355,7 @@ def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
 
 @pytest.fixture
 def dask_processes(tmp_path):
-    """A Dask scheduler and two workers started by hand, as on a cluster of machines; its address."""
+    """A Dask scheduler and two workers started by hand, as on a cluster of machines: (address, processes)."""
     import json
     import signal
     import subprocess
@@ -372,10 +372,12 @@ def dask_processes(tmp_path):
         while not info.exists() and time.time() < deadline:
             time.sleep(0.2)
         assert info.exists(), "the scheduler did not start"
-        procs.append(subprocess.Popen([str(bin_dir / "dask"), "worker", "--scheduler-file", str(info),
-                                       "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        yield json.loads(info.read_text())["address"]
+        for _ in range(2):  # two machines' workers, each its own process group
+            procs.append(subprocess.Popen([str(bin_dir / "dask"), "worker", "--scheduler-file", str(info),
+                                           "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+        yield json.loads(info.read_text())["address"], procs
     finally:
         for p in reversed(procs):
             with contextlib.suppress(OSError):
@@ -384,13 +386,25 @@ def dask_processes(tmp_path):
 
 
 def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_processes):
-    """`library build --scheduler ADDRESS`: the files of a local build, to the byte."""
+    """`library build --scheduler ADDRESS`: the files of a local build, to the byte, although one of
+    the two workers is killed (SIGKILL) after the first task finishes: its tasks are run again."""
+    import signal
+
     from distributed import Client
 
-    with Client(dask_processes, timeout="30s") as c:  # both workers have joined
+    address, procs = dask_processes
+    with Client(address, timeout="30s") as c:  # both workers have joined
         c.wait_for_workers(2, timeout=60)
+    killed = []
+
+    def kill_a_worker(_msg: str) -> None:
+        if not killed:
+            os.killpg(procs[1].pid, signal.SIGKILL)
+            killed.append(procs[1].wait(timeout=20))
+
     out = tmp_path / "remote"
-    third = build(out, **{**KW, "scheduler": dask_processes})
+    third = build(out, **{**KW, "scheduler": address, "log": kill_a_worker})
+    assert killed and procs[2].poll() is None  # the other worker finished the build
     again = Library.open(out)
     hits = _hit_problems([SUMMARY["first"], third])
     free = {rel for rel in lib.files() if rel != "library.solu" and not any(h in rel for h in hits)}
@@ -402,7 +416,7 @@ def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_pr
     from deplbench.benchmarks.library.build import sha256
 
     assert all(sha256(out / rel) == digest for rel, digest in again.files().items())  # the files written
-    assert json.loads((out / "timings.json").read_text())["engine"] == dask_processes
+    assert json.loads((out / "timings.json").read_text())["engine"] == address
 
 
 def test_benchmark_set_is_diverse_proven_and_reachable(lib):
