@@ -254,12 +254,24 @@ def _narrow_pmf(dist, coef: float, h: float, tlo: float, thi: float) -> tuple[in
     j = math.ceil(thi / h)
     while j * h < thi:  # the float product may round below
         j += 1
-    zlo, zhi = core(dist)
-    up = float(dist.sf(zhi)) if coef > 0 else float(dist.cdf(zlo))  # P(T > thi)
+    up = _above_core(dist, coef)  # P(T > thi)
     pmf = np.array([max(1.0 - up, 0.0)])
     pmf.setflags(write=False)
     rho = (j * h - tlo) * (1 + 1e-12)
     return j, pmf, up + 4 * EPS, 4 * EPS, (h + rho) * (1 + INDEX_SLACK) if rho > 0 else h
+
+
+def _above_core(dist, coef: float) -> float:
+    """``P(T > thi)``: the mass of ``T = coef Z`` above its core's upper end ``thi``.
+
+    That is ``P(Z > zhi)`` for ``coef > 0`` and ``P(Z < zlo)`` for ``coef < 0``. ``cdf(zlo)``
+    is ``P(Z <= zlo)``, which equals ``P(Z < zlo)`` for a law without atoms but is the whole
+    mass of a point mass at ``zlo`` (its core starts at its value): a constant is read exactly.
+    """
+    zlo, zhi = core(dist)
+    if dist.is_constant:
+        return float(dist.value > zhi) if coef > 0 else float(dist.value < zlo)
+    return float(dist.sf(zhi)) if coef > 0 else float(dist.cdf(zlo))
 
 
 def merge_smallest(pmfs: list[tuple[int, np.ndarray]],
