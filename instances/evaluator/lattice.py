@@ -163,7 +163,8 @@ def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
 def _tail_len(x: np.ndarray, cap: float) -> tuple[int, float]:
     """(k, mass of x[:k]) with k the most leading entries whose cumulative mass is <= cap."""
     n = len(x)
-    m = min(n, 2048)
+    # tails are short: a prefix first (cumsum adds in order, so its sums are those of the whole)
+    m = min(n, 32)
     while True:
         c = np.cumsum(x[:m])
         k = int(np.searchsorted(c, cap, side="right"))
