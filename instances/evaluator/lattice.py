@@ -148,7 +148,7 @@ def slack(coef: float, h: float, d: float) -> float:
 def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
     """``P(z_a < Z <= z_b)`` for consecutive increasing table indices, and both tails."""
     w = t.val[idx - t.i0]
-    p = int(np.searchsorted(idx, t.split))  # w[:p] are CDF values, w[p:] survival values
+    p = int(idx.searchsorted(t.split))  # w[:p] are CDF values, w[p:] survival values
     if p == 0:
         cells = w[:-1] - w[1:]
     elif p == len(w):
@@ -163,11 +163,13 @@ def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
 def _tail_len(x: np.ndarray, cap: float) -> tuple[int, float]:
     """(k, mass of x[:k]) with k the most leading entries whose cumulative mass is <= cap."""
     n = len(x)
+    if n == 0 or x[0] > cap:  # the usual case after a trim: no tail to take (no cumsum needed)
+        return 0, 0.0
     # tails are short: a prefix first (cumsum adds in order, so its sums are those of the whole)
-    m = min(n, 32)
+    m = min(n, 256)
     while True:
-        c = np.cumsum(x[:m])
-        k = int(np.searchsorted(c, cap, side="right"))
+        c = x[:m].cumsum()
+        k = int(c.searchsorted(cap, side="right"))
         if k < m or m == n:
             return k, float(c[k - 1]) if k else 0.0
         m = min(n, 8 * m)
@@ -185,7 +187,7 @@ def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, floa
     i0 = min(i0, n - 1)
     k, high = _tail_len(pmf[::-1], TRIM)
     i1 = max(n - k, i0 + 1)
-    high = float(np.sum(pmf[i1:]))
+    high = float(pmf[i1:].sum()) if i1 < n else 0.0
     out = pmf[i0:i1]
     if i0 > 0:
         out = out.copy()
