@@ -148,7 +148,7 @@ def slack(coef: float, h: float, d: float) -> float:
 def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
     """``P(z_a < Z <= z_b)`` for consecutive increasing table indices, and both tails."""
     w = t.val[idx - t.i0]
-    p = int(np.searchsorted(idx, t.split))  # w[:p] are CDF values, w[p:] survival values
+    p = int(idx.searchsorted(t.split))  # w[:p] are CDF values, w[p:] survival values
     if p == 0:
         cells = w[:-1] - w[1:]
     elif p == len(w):
@@ -163,10 +163,13 @@ def _masses(t: Table, idx: np.ndarray) -> tuple[np.ndarray, float, float]:
 def _tail_len(x: np.ndarray, cap: float) -> tuple[int, float]:
     """(k, mass of x[:k]) with k the most leading entries whose cumulative mass is <= cap."""
     n = len(x)
-    m = min(n, 2048)
+    if n == 0 or x[0] > cap:  # the usual case after a trim: no tail to take (no cumsum needed)
+        return 0, 0.0
+    # tails are short: a prefix first (cumsum adds in order, so its sums are those of the whole)
+    m = min(n, 256)
     while True:
-        c = np.cumsum(x[:m])
-        k = int(np.searchsorted(c, cap, side="right"))
+        c = x[:m].cumsum()
+        k = int(c.searchsorted(cap, side="right"))
         if k < m or m == n:
             return k, float(c[k - 1]) if k else 0.0
         m = min(n, 8 * m)
@@ -184,7 +187,7 @@ def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, floa
     i0 = min(i0, n - 1)
     k, high = _tail_len(pmf[::-1], TRIM)
     i1 = max(n - k, i0 + 1)
-    high = float(np.sum(pmf[i1:]))
+    high = float(pmf[i1:].sum()) if i1 < n else 0.0
     out = pmf[i0:i1]
     if i0 > 0:
         out = out.copy()
@@ -254,12 +257,24 @@ def _narrow_pmf(dist, coef: float, h: float, tlo: float, thi: float) -> tuple[in
     j = math.ceil(thi / h)
     while j * h < thi:  # the float product may round below
         j += 1
-    zlo, zhi = core(dist)
-    up = float(dist.sf(zhi)) if coef > 0 else float(dist.cdf(zlo))  # P(T > thi)
+    up = _above_core(dist, coef)  # P(T > thi)
     pmf = np.array([max(1.0 - up, 0.0)])
     pmf.setflags(write=False)
     rho = (j * h - tlo) * (1 + 1e-12)
     return j, pmf, up + 4 * EPS, 4 * EPS, (h + rho) * (1 + INDEX_SLACK) if rho > 0 else h
+
+
+def _above_core(dist, coef: float) -> float:
+    """``P(T > thi)``: the mass of ``T = coef Z`` above its core's upper end ``thi``.
+
+    That is ``P(Z > zhi)`` for ``coef > 0`` and ``P(Z < zlo)`` for ``coef < 0``. ``cdf(zlo)``
+    is ``P(Z <= zlo)``, which equals ``P(Z < zlo)`` for a law without atoms but is the whole
+    mass of a point mass at ``zlo`` (its core starts at its value): a constant is read exactly.
+    """
+    zlo, zhi = core(dist)
+    if dist.is_constant:
+        return float(dist.value > zhi) if coef > 0 else float(dist.value < zlo)
+    return float(dist.sf(zhi)) if coef > 0 else float(dist.cdf(zlo))
 
 
 def merge_smallest(pmfs: list[tuple[int, np.ndarray]],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
 import numpy as np
@@ -46,6 +46,15 @@ class Dist:
     pdf: Callable[[Array], Array] | None = None
     mode: float | None = None
     peak: float | None = None
+
+    def __hash__(self) -> int:
+        # the certifier's caches key on laws, several lookups per term: the hash of every field
+        # (closures included) is computed once, the same value as the dataclass's own
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def is_constant(self) -> bool:
