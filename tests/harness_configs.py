@@ -22,3 +22,17 @@ def config(tmp: Path, solvers: list[str], seeds=(0, 1), epochs: int = 4, harness
     path = tmp / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+def alive(procs) -> list:
+    """The processes of ``procs`` still running (zombies and vanished ones are not)."""
+    import psutil
+
+    out = []
+    for p in procs:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out

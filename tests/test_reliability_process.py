@@ -11,20 +11,9 @@ import time
 import duckdb
 import psutil
 import pytest
-from harness_configs import MODULE, config, solver
+from harness_configs import MODULE, alive, config, solver
 
 from deplbench.benchmarks.api import run_config
-
-
-def _alive(procs: list[psutil.Process]) -> list[psutil.Process]:
-    out = []
-    for p in procs:
-        try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.Error:
-            pass
-    return out
 
 
 @pytest.mark.parametrize("whom", ["harness", "group"])
@@ -40,10 +29,10 @@ def test_sigkilled_run_leaves_no_process(tmp_path, whom):
     deadline, tree = time.time() + 90, []
     while time.time() < deadline:  # mid-grid: both runs have started their grandchild
         tree = me.children(recursive=True)
-        if sum(1 for p in _alive(tree) if p.name() == "sleep") >= 2:
+        if sum(1 for p in alive(tree) if p.name() == "sleep") >= 2:
             break
         time.sleep(0.1)
-    assert sum(1 for p in _alive(tree) if p.name() == "sleep") >= 2, "the runs did not start"
+    assert sum(1 for p in alive(tree) if p.name() == "sleep") >= 2, "the runs did not start"
     tree = me.children(recursive=True)
     if whom == "group":
         os.killpg(proc.pid, signal.SIGKILL)
@@ -51,10 +40,10 @@ def test_sigkilled_run_leaves_no_process(tmp_path, whom):
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     time.sleep(5)
-    left = _alive(tree)
+    left = alive(tree)
     assert not left, [(p.pid, p.name()) for p in left]
     group = [p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid]
-    assert not _alive(group)
+    assert not alive(group)
 
 
 def _pgid(pid: int) -> int | None:

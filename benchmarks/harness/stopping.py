@@ -72,12 +72,5 @@ def stop_on_signals(stop: GridStop):
               "best plans (again to quit at once)", file=sys.stderr)
         stop.request(signum)
 
-    if threading.current_thread() is not threading.main_thread():
+    with watch.signals_handled(handler):
         yield stop
-        return
-    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield stop
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)

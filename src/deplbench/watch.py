@@ -79,6 +79,24 @@ class Stop:
             self.at, self.signum = time.perf_counter(), signum
 
 
+@contextlib.contextmanager
+def signals_handled(handler):
+    """Inside the block SIGINT and SIGTERM call ``handler(signum, frame)``; the old handlers after.
+
+    Signals can be caught in the main thread only: elsewhere (a notebook's thread) the block
+    runs without handlers.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
 _ALL: list[Stop | None] = [None]  # the process-wide stop of :func:`stop_all` (a harness grid, a Dask worker)
 
 

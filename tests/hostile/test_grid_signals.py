@@ -19,7 +19,7 @@ import time
 import duckdb
 import psutil
 import pytest
-from harness_configs import config, solver
+from harness_configs import alive, config, solver
 
 
 def _cmd(path, out, *extra: str) -> list[str]:
@@ -46,23 +46,12 @@ def start():
             proc.communicate()
 
 
-def _live(procs) -> list[psutil.Process]:
-    out = []
-    for p in procs:
-        try:
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
-                out.append(p)
-        except psutil.Error:
-            pass
-    return out
-
-
 def _wait_for_runs(proc: subprocess.Popen, n: int, timeout: float = 90.0) -> list[psutil.Process]:
     """Wait until ``n`` run processes (their own process groups, under the fork server) live 1.5 s."""
     me, deadline, since = psutil.Process(proc.pid), time.time() + timeout, None
     while time.time() < deadline:
         assert proc.poll() is None, proc.communicate()
-        runs = [p for p in _live(me.children(recursive=True)) if _is_run(p)]
+        runs = [p for p in alive(me.children(recursive=True)) if _is_run(p)]
         if len(runs) >= n:
             since = since or time.time()
             if time.time() - since > 1.5:  # past their start: each has offered its incumbent
@@ -134,7 +123,7 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engin
         assert (harness, status) == ("interrupted", "interrupted")
         assert has_plan and feasible and objective > 0  # the incumbent, certified by the evaluator
     time.sleep(2)
-    assert not _live(tree), [(p.pid, p.name()) for p in _live(tree)]
+    assert not alive(tree), [(p.pid, p.name()) for p in alive(tree)]
 
     release.touch()  # the same grid (same run keys), now quick
     res = subprocess.run(_cmd(path, out, *engine), capture_output=True, text=True, timeout=180)
@@ -154,8 +143,8 @@ def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path, star
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
     time.sleep(5)
-    assert not _live(tree), [(p.pid, p.name()) for p in _live(tree)]
-    assert not _live([p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid])
+    assert not alive(tree), [(p.pid, p.name()) for p in alive(tree)]
+    assert not alive([p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid])
 
     before = _finished(out)
     assert before, "no run had finished before the kill"

@@ -85,7 +85,8 @@ def test_second_signal_ends_at_once(hard, tmp_path):
     t = time.monotonic()
     _, stderr = proc.communicate(timeout=60)
     assert time.monotonic() - t < STOP_S
-    assert proc.returncode == 130, stderr
+    # 130, or killed by the SIGINT itself when it lands while the interpreter is already ending
+    assert proc.returncode in (130, -signal.SIGINT), stderr
     assert "Traceback" not in stderr
 
 

@@ -90,12 +90,10 @@ def stop_on_signals(stop):
             return
         raise KeyboardInterrupt
 
-    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    from deplbench.watch import signals_handled
+
+    with signals_handled(handler):
         yield stop
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
 
 
 def from_checkpoint(res, path: Path, inst, name: str, params: dict):
