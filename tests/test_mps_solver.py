@@ -96,3 +96,33 @@ def test_cbc_head_with_gap_tolerance(tmp_path):
     sol = read_solution(f)
     assert sol.fmt == "cbc" and sol.status.value == "optimal" and sol.objective == 12.5
     assert sol.values == {"z_0_0": 1.0}
+
+
+def test_cbc_stopped_with_its_lp_point_has_no_solution(tmp_path):
+    """CBC stopped before any integer solution writes its LP relaxation's point: not a solution."""
+    f = tmp_path / "c.sol"
+    f.write_text("Stopped on time (no integer solution - continuous used) - objective value 186.70581469\n"
+                 "      0 z_0_0    1   -1.49\n     12 z_4_0   0.31233327   0\n")
+    sol = read_solution(f)
+    assert sol.status == Status.TIMEOUT and not sol.has_solution and sol.objective is None
+
+
+def test_a_fractional_point_is_no_solution(inst):
+    """A command whose 'solution' is off integrality: no plan from it, and no decode error."""
+    script = ("import sys; open(sys.argv[2], 'w').write('Model status\\nTime limit reached\\n\\n"
+              "# Primal solution values\\nFeasible\\nObjective 1\\n# Columns 1\\nz_0_0 0.5\\n')")
+    r = solve("mps", inst, {**P, "command": f'{{python}} -c "{script}" {{mps}} {{sol}}', "cuts": "none"})
+    assert "does not decode" not in r.message and "off integrality" in r.message
+    assert r.status != Status.OPTIMAL
+
+
+def test_cbc_stopped_at_the_root_is_not_an_error():
+    """The library comparison's failure (issue 29): CBC stopped in its root on this SAA wrote its LP
+    point, which did not decode. Now the run ends on its limit with the certified incumbent."""
+    from deplbench.registry import generate
+
+    inst = generate("random", {"models": 3, "clusters": 3, "levels": 4, "datasets": 2, "epochs": 10,
+                               "noise_mode": "per_run", "transfer": 5.0}, 1)
+    r = solve("mps", inst, {"preset": "cbc", "scenarios": 200, "time_limit": 1.0})
+    assert r.status != Status.ERROR, r.message
+    assert "does not decode" not in r.message

@@ -150,6 +150,16 @@ def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
     return x
 
 
+#: integrality tolerance of a solver's point (MIPLIB's checker: 1e-5)
+INT_TOL = 1e-5
+
+
+def integrality_violation(model: SaaModel, x: np.ndarray) -> float:
+    """Largest distance of an integer column of ``x`` to the nearest integer."""
+    xi = np.asarray(x, dtype=float)[np.asarray(model.integer, dtype=bool)]
+    return float(np.max(np.abs(xi - np.rint(xi)), initial=0.0))
+
+
 def _options(path: Path, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
     from deplbench.formulations.saa.model import FEAS_TOL
 
@@ -192,13 +202,18 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
                              **sizes)
         sf = read_solution(sol)
         stated = dual_bound(log.read_text(errors="replace"), sf)
-    plan = None
+    plan, status = None, sf.status
     if sf.has_solution:
+        x = solution_vector(model, sf.values)
+        gap = integrality_violation(model, x)
+        if gap > INT_TOL:  # a relaxation's point (e.g. a solver that writes its LP when stopped): no solution
+            return SubResult(status if status != Status.OPTIMAL else Status.ERROR, None, None, stated,
+                             message=f"{sf.fmt}: '{sf.raw_status}' with a point {gap:.3g} off integrality "
+                                     "(not a solution)", **sizes)
         try:
-            plan = model.decode(solution_vector(model, sf.values))
+            plan = model.decode(x)
         except ValueError as exc:
             return SubResult(Status.ERROR, message=f"solution does not decode: {exc}", **sizes)
-    status = sf.status
     if status == Status.OPTIMAL and plan is None:
         return SubResult(Status.ERROR, message=f"'{sf.raw_status}' without a solution", **sizes)
     if status == Status.UNKNOWN and plan is not None:

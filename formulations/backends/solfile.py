@@ -5,7 +5,9 @@ The three formats (detected from the first lines):
 * HiGHS (``--solution_file``): ``Model status`` / status line, ``# Primal solution values``,
   ``Feasible`` or ``None``, ``Objective V``, ``# Columns N`` then ``name value`` lines, ``# Rows``...
 * CBC (``solve solu FILE``): a first line ``Optimal - objective value V`` (or ``Infeasible``,
-  ``Stopped on time``...), then ``index name value reduced_cost`` for the nonzero columns;
+  ``Stopped on time``...), then ``index name value reduced_cost`` for the nonzero columns. When
+  it stopped before any integer solution, CBC writes its LP relaxation's point instead, saying
+  ``(no integer solution - continuous used)`` in the first line: that point is no solution;
 * SCIP (``write solution``): ``solution status: optimal solution found``, ``objective value: V``,
   then ``name value (obj:c)`` for the nonzero columns, or ``no solution available``.
 
@@ -39,6 +41,8 @@ STATUS_MAP: dict[str, Status] = {
 _CBC_HEAD = re.compile(r"^(?P<st>[A-Za-z][A-Za-z \-()]*?)\s*-\s*objective value\s+(?P<obj>\S+)")
 #: CBC writes this objective when it has no solution
 CBC_NO_SOLUTION = 1e49
+#: CBC's first line when it stopped without an integer solution and wrote the LP relaxation's point
+CBC_CONTINUOUS = "no integer solution"
 
 
 @dataclass
@@ -160,7 +164,7 @@ def _cbc(path, lines) -> SolFile:
             raise InputError("expected 'index name value [reduced cost]'", str(path), f"line {i + 1}")
         vals[tok[1]] = _number(tok[2], path, i + 1)
     status = status_of(raw)
-    if abs(obj) >= CBC_NO_SOLUTION or status == Status.INFEASIBLE:
+    if abs(obj) >= CBC_NO_SOLUTION or status == Status.INFEASIBLE or CBC_CONTINUOUS in lines[0].lower():
         return SolFile("cbc", status, raw, None, {})
     return SolFile("cbc", status, raw, obj, vals)
 

@@ -243,6 +243,7 @@ class _BranchAndBound:
         out = {k: float(v) for k, v in self.stats.items()}
         out["peak_mem_mb"] = _peak_mb()
         out["unproven_rejections"] = float(self.seqs.unproven_count)
+        out["supports"] = float(sum(r.supports for r in getattr(self, "regions", ()) if r is not None))
         return out
 
     def _finish(self) -> SolveResult:

@@ -48,6 +48,7 @@ OUTPUTS = {
     "cover_brackets": "certified brackets spent on cover conditions (Lemma 12)",
     "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
     "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
+    "supports": "support minimisations of the region keys (their set-up and refinements)",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
