@@ -70,6 +70,8 @@ def test_two_builds_are_identical(lib, tmp_path):
     assert set(again.files()) == set(lib.files()) or hits
     if not hits:
         assert again.files() == lib.files()
+        # tiers and their work are deterministic: the manifests are the same to the byte
+        assert (out / "manifest.json").read_bytes() == (lib.root / "manifest.json").read_bytes()
     for rel, digest in lib.files().items():  # and the checksums are those of the files
         from deplbench.benchmarks.library.build import sha256
 
@@ -245,9 +247,12 @@ def test_exact_work_limit_is_deterministic():
     from deplbench.registry import generate
 
     inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
-    runs = [solve("exact", inst, {"max_work": 60, "time_limit": 60.0}) for _ in range(2)]
+    need = solve("exact", inst, {"time_limit": 120.0}).extra["work"]
+    runs = [solve("exact", inst, {"max_work": int(need / 3), "time_limit": 120.0}) for _ in range(2)]
     assert all(r.status.value == "timeout" and "work limit" in r.message for r in runs)
-    assert runs[0].bound == runs[1].bound and runs[0].extra["count_vectors"] == runs[1].extra["count_vectors"]
+    assert runs[0].bound == runs[1].bound and runs[0].extra == {**runs[1].extra, "peak_mem_mb": runs[0].extra[
+        "peak_mem_mb"]}  # every counter and the work itself, the same twice
+    assert int(need / 3) < runs[0].extra["work"] < need
 
 
 def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
@@ -269,19 +274,24 @@ def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
 def test_budget_scales_the_exact_limits():
     import dataclasses
 
-    from deplbench.benchmarks.library.build import entry_limits
+    from deplbench.benchmarks.library.build import SAFETY_FACTOR, entry_limits
     from deplbench.benchmarks.library.spec import MEDIUM_BUDGET, entries
+    from deplbench.formulations.exact.work import UNITS_PER_S
     from deplbench.registry import generate
 
     medium = [e for e in entries()[0] if e.budget > 1]
-    assert medium and all(e.budget == MEDIUM_BUDGET for e in medium)
+    assert len(medium) >= 20 and all(e.budget == MEDIUM_BUDGET for e in medium)
     base = dataclasses.replace(medium[0], budget=1)
     assert entry_limits(base, 10.0, 1000) == (10.0, 1000)
     assert entry_limits(medium[0], 10.0, 1000) == (10.0 * MEDIUM_BUDGET, 1000 * MEDIUM_BUDGET)
+    # no time limit given: the safety net is SAFETY_FACTOR times the work limit in reference seconds
+    assert entry_limits(medium[0], None, 1000) == (SAFETY_FACTOR * 1000 * MEDIUM_BUDGET / UNITS_PER_S,
+                                                   1000 * MEDIUM_BUDGET)
     # a work limit that leaves an instance open at budget 1 proves it at a larger budget
     inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
-    small, large = (solve("exact", inst, {"max_work": entry_limits(dataclasses.replace(base, budget=b), 60.0, 60)[1],
-                                          "time_limit": 60.0}) for b in (1, 5))  # 60 units leave it open, 300 prove it (233 needed)
+    unit = int(solve("exact", inst, {"time_limit": 120.0}).extra["work"] / 3)
+    small, large = (solve("exact", inst, {"max_work": entry_limits(dataclasses.replace(base, budget=b), 60.0, unit)[1],
+                                          "time_limit": 120.0}) for b in (1, 5))
     assert small.status.value == "timeout" and "work limit" in small.message
     assert large.status.value == "optimal"
 
@@ -411,6 +421,8 @@ def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_pr
     assert {r: again.files().get(r) for r in free} == {r: lib.files()[r] for r in free}
     if not hits:
         assert again.files() == lib.files()
+        # tiers and their work are deterministic: the manifests are the same to the byte
+        assert (out / "manifest.json").read_bytes() == (lib.root / "manifest.json").read_bytes()
         for name in ("library.solu", "manifest.json"):
             assert (out / name).read_bytes() == (lib.root / name).read_bytes()
     from deplbench.benchmarks.library.build import sha256

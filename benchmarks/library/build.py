@@ -32,11 +32,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from deplbench.benchmarks.library.solu import Reference
-from deplbench.benchmarks.library.spec import FORMULATIONS, SCENARIO_SEED, SCENARIOS, Entry
+from deplbench.benchmarks.library.spec import FORMULATIONS, SAA_MAX_MK, SCENARIO_SEED, SCENARIOS, Entry
+from deplbench.formulations.exact.work import UNITS_PER_S
 from deplbench.results import Status
 
-#: MIPLIB's rule on this class of machine: proven within this many seconds is easy
+#: MIPLIB's rule in reference seconds: proven within 60 s of the reference machine is easy. The
+#: grade uses the deterministic work (:mod:`deplbench.formulations.exact.work`), not the clock
 EASY_S = 60.0
+EASY_WORK = int(EASY_S * UNITS_PER_S)
 
 
 def sha256(path: Path) -> str:
@@ -46,8 +49,21 @@ def sha256(path: Path) -> str:
 #: exact methods in the order the build tries them, with their deterministic limits: the first
 #: proof gives the reference (a fixed order, not the fastest: rebuilds must not depend on timing)
 REFERENCE_ORDER = ("bruteforce", "exact")
-#: ``exact``'s deterministic work limit (search nodes plus count vectors; 25 to 150 s on this machine)
-EXACT_WORK = 200_000
+#: ``exact``'s deterministic work limit per budget unit (work units: 150 s of the reference machine)
+EXACT_WORK = 150_000
+#: HiGHS's node limit of an SAA reference solve (deterministic) and its safety time limit (s)
+SAA_NODES = 500
+SAA_SAFETY_S = 300.0
+#: the safety time limit of a reference run, as a multiple of its work limit in reference seconds
+#: (a net for a runaway run: with the deterministic limit binding first, builds agree)
+SAFETY_FACTOR = 4.0
+
+
+def work_model() -> dict:
+    """The work model that grades the tiers, for the manifest's rules."""
+    from deplbench.formulations.exact.work import WORK_MODEL
+
+    return {"units_per_s": UNITS_PER_S, "weights": WORK_MODEL}
 
 
 def exact_methods() -> list[str]:
@@ -73,9 +89,14 @@ def method_params(name: str, safety_s: float, exact_work: int = EXACT_WORK) -> d
     return params
 
 
-def entry_limits(entry: Entry, time_limit: float, exact_work: int) -> tuple[float, int]:
-    """(safety time limit, work limit) of an entry's exact reference run: its budget scales both."""
-    return time_limit * entry.budget, exact_work * entry.budget
+def entry_limits(entry: Entry, time_limit: float | None, exact_work: int) -> tuple[float, int]:
+    """(safety time limit, work limit) of an entry's exact reference run: its budget scales both.
+
+    ``time_limit`` None: :data:`SAFETY_FACTOR` times the work limit in reference seconds."""
+    work = exact_work * entry.budget
+    if time_limit is None:
+        return SAFETY_FACTOR * work / UNITS_PER_S, work
+    return time_limit * entry.budget, work
 
 
 def saa_name(inst_name: str, scenarios: int, seed: int, formulation: str) -> str:
@@ -100,44 +121,60 @@ def _safety_hit(r) -> bool:
     return r.status == Status.TIMEOUT and "time limit" in (r.message or "")
 
 
+def run_work(r) -> int | None:
+    """The deterministic work a run reports (``extra["work"]``, units), None when it reports none."""
+    w = (r.extra or {}).get("work")
+    return int(round(w)) if isinstance(w, (int, float)) else None
+
+
+def _record(r, cpu_s: float) -> dict:
+    """What the build keeps of a reference run (timings.json): outcome, clock, work and counters."""
+    from deplbench.formulations.exact.work import counters
+
+    return {"status": str(r.status), "wall_s": round(r.runtime_s, 3), "cpu_s": round(cpu_s, 3),
+            "work": run_work(r), "counters": counters(r.solver, r.extra)}
+
+
+def _agree(first, other) -> bool:
+    return other.status == first.status and (other.status == Status.INFEASIBLE or math.isclose(
+        other.evaluation.cost, first.evaluation.cost, rel_tol=1e-9))
+
+
 def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
-    """The reference of the true problem, its proving method and the measured times.
+    """The reference of the true problem, its proving method, the work that grades it, the runs.
 
     The exact methods run in :func:`exact_methods` order under deterministic limits
     (``bruteforce`` refuses above ``max_sequences``, ``exact`` stops at ``max_work``) and a
-    wall-clock safety limit ``safety_s``; the first proof gives the reference and its plan, so
-    the reference does not depend on timing unless a safety limit fires (reported). Once a proof
-    is in, the later methods run only to grade (MIPLIB: some method within :data:`EASY_S`), with
-    ``EASY_S`` as their limit, and only when the proof took longer than that.
+    wall-clock safety limit ``safety_s``; the first proof gives the reference and its plan. The
+    grade is the least deterministic work of a proof (:func:`grade`): while no proof within
+    :data:`EASY_WORK` is in, the next method runs too (a method that reports no work grades
+    nothing). Nothing here depends on the clock unless a safety limit fires (reported).
     """
     from deplbench.registry import solve
 
-    runs, times, proof = [], {}, None
+    runs, records, proofs = [], {}, []
     for name in exact_methods():
-        if proof is not None and proof[1] <= EASY_S:
+        if any(w is not None and w <= EASY_WORK for w, _, _ in proofs):
             break
         params = method_params(name, safety_s, exact_work)
-        if proof is not None:  # grading only: can it be proven within EASY_S by this method?
-            params["time_limit"] = EASY_S
+        c0 = time.process_time()
         r = solve(name, inst, params)
-        times[name] = round(r.runtime_s, 3)
+        records[name] = _record(r, time.process_time() - c0)
         if r.status in (Status.OPTIMAL, Status.INFEASIBLE):
-            if proof is None:
-                proof = (r, r.runtime_s, params)
-            else:
-                proof = (proof[0], min(proof[1], r.runtime_s), proof[2])
-                ok = r.status == proof[0].status and (r.status == Status.INFEASIBLE or math.isclose(
-                    r.evaluation.cost, proof[0].evaluation.cost, rel_tol=1e-9))
-                if not ok:
-                    raise RuntimeError(f"{inst.name}: {proof[0].solver} and {name} prove different references")
-        elif proof is None:
+            if proofs and not _agree(proofs[0][1], r):
+                raise RuntimeError(f"{inst.name}: {proofs[0][1].solver} and {name} prove different references")
+            proofs.append((run_work(r), r, params))
+        elif not proofs or _safety_hit(r):
             runs.append((r, params))
     safety = [r.solver for r, _ in runs if _safety_hit(r)]
-    if proof is not None:
-        best, secs, params = proof
+    base = {"runs": records, "safety": safety, "proof_work": None, "proof_s": None}
+    if proofs:
+        _, best, params = proofs[0]
+        works = [(w, r) for w, r, _ in proofs if w is not None]
+        least = min(works, key=lambda wr: wr[0]) if works else (None, None)
         ref = Reference("inf") if best.status == Status.INFEASIBLE else Reference("opt", float(best.evaluation.cost))
-        return {"ref": ref, "plan": best.plan, "method": best.solver, "params": params, "proof_s": secs,
-                "times": times, "safety": safety}
+        return base | {"ref": ref, "plan": best.plan, "method": best.solver, "params": params,
+                       "proof_work": least[0], "proof_s": None if least[1] is None else round(least[1].runtime_s, 3)}
     feas = [(r, p) for r, p in runs if r.plan is not None and r.evaluation is not None and r.evaluation.feasible]
     bounds = [r.bound for r, _ in runs if r.bound is not None]
     if feas:
@@ -145,17 +182,18 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
         lo = max(bounds) if bounds else None
         cost = float(best.evaluation.cost)
         ref = Reference("best", cost, None if lo is None else min(float(lo), cost))
-        return {"ref": ref, "plan": best.plan, "method": best.solver, "params": params, "proof_s": None,
-                "times": times, "safety": safety}
-    return {"ref": Reference("unkn"), "plan": None, "method": None, "params": {}, "proof_s": None, "times": times,
-            "safety": safety, "why": "; ".join(f"{r.solver}: {r.status} {r.message[:80]}" for r, _ in runs)}
+        return base | {"ref": ref, "plan": best.plan, "method": best.solver, "params": params}
+    return base | {"ref": Reference("unkn"), "plan": None, "method": None, "params": {},
+                   "why": "; ".join(f"{r.solver}: {r.status} {r.message[:80]}" for r, _ in runs)}
 
 
-def grade(proof_s: float | None) -> str:
-    """MIPLIB's rule: ``easy`` proven within :data:`EASY_S`, ``medium`` proven, ``hard`` not proven."""
-    if proof_s is None:
+def grade(proof_work: int | None, proven: bool) -> str:
+    """MIPLIB's rule in deterministic work: ``easy`` proven within :data:`EASY_WORK` units (60 s of
+    the reference machine), ``medium`` proven with more (or by a method that reports no work),
+    ``hard`` not proven within the deterministic limits (open)."""
+    if not proven:
         return "hard"
-    return "easy" if proof_s <= EASY_S else "medium"
+    return "easy" if proof_work is not None and proof_work <= EASY_WORK else "medium"
 
 
 def write_sol(path: Path, names: list[str], x, status_text: str, objective: float) -> None:
@@ -222,6 +260,9 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
     from deplbench.instances.semantics import data_effect
 
     ds = tuple(inst.dataset_ids)
+    mk = len(inst.models) * inst.max_epochs
+    if mk > SAA_MAX_MK:
+        return [], {"note": f"{mk} (model, epoch) pairs, above SAA_MAX_MK = {SAA_MAX_MK}: no SAA file"}
     if not data_effect(inst, ds).g > 0:
         return [], {"note": "the selection of every dataset has g <= 0: no SAA file"}
     recs, times, safety = [], {}, []
@@ -255,7 +296,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
     return recs, times
 
 
-def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float, saa_time_limit: float,
+def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float | None, saa_time_limit: float,
               saa_nodes: int, scenarios: tuple[int, ...] = SCENARIOS, exact_work: int = EXACT_WORK) -> dict:
     """Everything of one entry (a worker task). Files are written only if its tier is selected.
 
@@ -269,15 +310,16 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
     t0 = time.perf_counter()
     inst = generate(entry.family, entry.param_dict, entry.seed)
     tr = true_reference(inst, *entry_limits(entry, time_limit, exact_work))
-    tier = grade(tr["proof_s"])
+    tier = grade(tr["proof_work"], tr["ref"].kind in ("opt", "inf"))
     rec = {"name": inst.name, "family": entry.family, "params": entry.param_dict, "seed": entry.seed,
-           "tier": tier, "reference": tr["ref"].to_dict(), "method": tr["method"], "method_params": tr["params"]}
+           "tier": tier, "proof_work": tr["proof_work"], "reference": tr["ref"].to_dict(), "method": tr["method"],
+           "method_params": tr["params"]}
     if "why" in tr:
         rec["why_unknown"] = tr["why"]
     known = inst.metadata.get("known_optimum") if isinstance(inst.metadata, dict) else None
     if known is not None:
         rec["known_optimum"] = known
-    timing = {"exact": tr["times"], "proof_s": None if tr["proof_s"] is None else round(tr["proof_s"], 3),
+    timing = {"exact": tr["runs"], "proof_work": tr["proof_work"], "proof_s": tr["proof_s"],
               "safety_hits": [f"{inst.name} {m}" for m in tr["safety"]]}
     if tier not in tiers:
         return {"record": None, "tier": tier, "name": inst.name, "timing": timing}
@@ -293,6 +335,8 @@ def build_one(entry: Entry, out: str, tiers: tuple[str, ...], time_limit: float,
                                 tr["ref"].value), sol)
         rec.update(solution=f"solutions/{inst.name}.plan.json", solution_sha256=sha256(sol))
     rec["saa"], timing["saa"] = saa_files(inst, out, saa_time_limit, saa_nodes, scenarios)
+    if not rec["saa"] and "note" in timing["saa"]:
+        rec["saa_note"] = timing["saa"]["note"]
     timing["safety_hits"] += timing["saa"].pop("safety_hits", [])
     timing["total_s"] = round(time.perf_counter() - t0, 3)
     return {"record": rec, "tier": tier, "name": inst.name, "timing": timing}

@@ -24,7 +24,17 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from deplbench.benchmarks.library import benchmark_set
-from deplbench.benchmarks.library.build import EASY_S, EXACT_WORK, build_one, entry_dict, sha256
+from deplbench.benchmarks.library.build import (
+    EASY_WORK,
+    EXACT_WORK,
+    SAA_NODES,
+    SAA_SAFETY_S,
+    SAFETY_FACTOR,
+    build_one,
+    entry_dict,
+    sha256,
+    work_model,
+)
 from deplbench.benchmarks.library.folder import (  # noqa: F401 - Library: re-exported
     DEFAULT_DIR,
     MANIFEST_SCHEMA,
@@ -49,7 +59,8 @@ def _tasks(workers: int, jobs: list[tuple], log, client=None) -> list[dict]:
 
     def show(r):
         t = r["timing"]
-        proof = "not proven" if t["proof_s"] is None else f"proven in {t['proof_s']:.1f} s"
+        proof = "not proven" if r["tier"] == "hard" else (
+            f"proven, work {t['proof_work']:,} units" if t["proof_work"] is not None else "proven")
         log(f"[{sum(x is not None for x in results)}/{len(jobs)}] {r['name']}: {r['tier']} ({proof})")
 
     # the largest budgets first, so that the long proofs do not trail at the end of the build
@@ -83,13 +94,15 @@ def _check_out(out: Path) -> None:
 
 
 def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quick: bool = False,
-          calibration: str | None = None, time_limit: float = 120.0, saa_time_limit: float = 20.0, saa_nodes: int = 500,
+          calibration: str | None = None, time_limit: float | None = None, saa_time_limit: float = SAA_SAFETY_S,
+          saa_nodes: int = SAA_NODES,
           exact_work: int = EXACT_WORK, scenarios: tuple[int, ...] = SCENARIOS, workers: int = 1, log=None,
           scheduler: str | None = None, cluster: str | None = None) -> dict:
     """Build the library into ``out`` (replaced as a whole when the build succeeds); a summary.
 
     ``exact_work`` and ``saa_nodes`` are the deterministic limits of the reference runs,
-    ``time_limit`` and ``saa_time_limit`` their wall-clock safety limits (per run). With
+    ``time_limit`` and ``saa_time_limit`` their wall-clock safety limits (per run; ``time_limit``
+    None: :data:`~deplbench.benchmarks.library.build.SAFETY_FACTOR` times the work limit). With
     ``scheduler`` (an address) or ``cluster='local'`` (``workers`` Dask workers) the entries are
     built on Dask (:mod:`~deplbench.benchmarks.library.remote`), with the same files.
     """
@@ -125,7 +138,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         write_solu(refs, tmp / "library.solu")
         manifest = {
             "schema": MANIFEST_SCHEMA, "version": LIBRARY_VERSION, "quick": quick, "tiers": list(tiers),
-            "rules": {"easy_s": EASY_S, "time_limit": time_limit, "exact_work": exact_work,
+            "rules": {"easy_work": EASY_WORK, "work_model": work_model(), "time_limit": time_limit,
+                      "safety_factor": SAFETY_FACTOR, "exact_work": exact_work,
                       "saa_time_limit": saa_time_limit, "saa_nodes": saa_nodes,
                       "scenarios": list(scenarios), "scenario_seed": SCENARIO_SEED, "formulations": list(FORMULATIONS)},
             "notes": notes, "solu": "library.solu", "solu_sha256": sha256(tmp / "library.solu"),

@@ -74,7 +74,7 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
         rows.append({"instance": rec["name"], "family": rec["family"], "models": st.get("models"),
                      "clusters": st.get("clusters"), "epochs": st.get("epochs"), "tier": rec["tier"],
                      "ref_kind": REF_WORDS.get(ref["kind"], ref["kind"]), "ref_value": ref.get("value", math.nan),
-                     "proving_method": rec.get("method") or "-",
+                     "proving_method": rec.get("method") or "-", "proof_work": rec.get("proof_work"),
                      "proof_s": (timings.get(rec["name"], {}) or {}).get("proof_s")})
         _instance_page(site, root, rec, st, runs, timings.get(rec["name"], {}))
     table = pd.DataFrame(rows)
@@ -83,11 +83,13 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
                                                     for t in ("easy", "medium", "hard")],
                    (str(sum(1 + len(r["saa"]) for r in recs)), "problems with a reference")]),
             "<p>Every instance of the library with its reference (the first proof of an exact method, in a fixed "
-            "order) and the time that proof took; the files, checksums and SAA problems are on each instance's page. "
+            "order), the deterministic work of its least-work proof (which grades the tier) and that proof's "
+            "measured time (reported only); the files, checksums and SAA problems are on each instance's page. "
             f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
             f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
             "Tiers and the rules of grading: <a href='rules.html'>Tiers and rules</a>.</p>",
-            html_table(table, "Instances (sizes from the instance files; time to prove measured by the build)",
+            html_table(table, "Instances (sizes from the instance files; work in units of about 1 ms of the "
+                              "reference machine; time to prove measured by the build)",
                        table_id="instances", best=False,
                        links={"instance": lambda v: pages.get(v)}, filter_box=True)]
     index = site.page("index.html", site.title, "".join(body))
@@ -103,7 +105,10 @@ def _instance_page(site: Site, root: Path, rec: dict, st: dict, runs: pd.DataFra
                            + (f": {ref['value']:.10g}" if ref.get("value") is not None else "")
                            + (f", lower bound {ref['bound']:.10g}" if ref.get("bound") is not None else "")),
              ("proving method", f"{rec.get('method') or '-'} {json.dumps(rec.get('method_params', {}))}"),
-             ("time to prove", f"{timing['proof_s']:.2f} s" if timing.get("proof_s") is not None else "not proven"),
+             ("work of the proof", f"{rec['proof_work']:,} units (grades the tier)"
+              if rec.get("proof_work") is not None else "not proven" if rec["tier"] == "hard" else "not reported"),
+             ("time to prove", f"{timing['proof_s']:.2f} s (this build's machine; reported only)"
+              if timing.get("proof_s") is not None else "-"),
              ("budget", str(rec.get("entry", {}).get("budget", 1)))]
     params = [(f"parameter {k}", json.dumps(v)) for k, v in sorted(rec.get("params", {}).items())]
     stats = [(k.replace("_", " "), f"{v:g}" if isinstance(v, float) else str(v)) for k, v in st.items()]
@@ -145,21 +150,23 @@ def _instance_page(site: Site, root: Path, rec: dict, st: dict, runs: pd.DataFra
 
 def _rules_page(site: Site, man: dict, tiers: pd.Series) -> None:
     r = man.get("rules", {})
-    easy = r.get("easy_s", 60)
+    easy = r.get("easy_work", 60_000)
     body = ["<h2>Tiers</h2>", html_table(pd.DataFrame([
         {"tier": "easy", "instances": int(tiers.get("easy", 0)),
-         "rule": f"reference proven by an exact method within {easy:g} s"},
+         "rule": f"reference proven by an exact method within {easy:,} work units (60 s of the reference machine)"},
         {"tier": "medium", "instances": int(tiers.get("medium", 0)),
-         "rule": "proven later, within the deterministic limits"},
+         "rule": "proven with more work, within the deterministic limits"},
         {"tier": "hard", "instances": int(tiers.get("hard", 0)), "rule": "not proven within the limits (open)"}]),
-        "Graded by the wall-clock time of the fastest exact method that proves the reference (2 cores)",
+        "Graded by the deterministic work of the least-work proof (the same on every machine and load; "
+        "formulations/exact/work.py), not by the clock",
         table_id="tiers", best=False),
         "<h2>Rules of the build</h2>", kv([(k.replace("_", " "), json.dumps(v)) for k, v in sorted(r.items())]),
         "<h2>Reference kinds (library.solu)</h2>", kv([(f"={k}=", v) for k, v in REF_WORDS.items()]),
         "<p>An instance's reference is the first proof of the exact methods run in a fixed order (bruteforce, "
         "then exact), under deterministic limits (sequence cap, work limit); wall-clock limits are safety nets only. "
-        "An MPS file's reference is HiGHS's proof on the same sample. Tiers are measurements and live in "
-        "manifest.json only; every checksummed file is byte-identical across builds (docs/library.md).</p>"]
+        "An MPS file's reference is HiGHS's proof on the same sample. Tiers are graded by deterministic work; "
+        "every checksummed file and the manifest are byte-identical across builds unless a safety time limit "
+        "fired (the build says so; docs/library.md).</p>"]
     if man.get("notes"):
         body += ["<h2>Notes of this build</h2>", "<ul>" + "".join(f"<li>{html.escape(n)}</li>"
                                                                   for n in man["notes"]) + "</ul>"]

@@ -12,9 +12,9 @@ those seeds, ``per_run``), one JSON row per run: entry, method, status, CPU and 
 counters. A library build also records these rows (``timings.json``, ``runs``).
 
 ``fit`` fits per method non-negative weights (``scipy.optimize.nnls``) of CPU seconds on the
-counters of :data:`~deplbench.benchmarks.library.work.FEATURES` plus an intercept, on relative
+counters of :data:`~deplbench.formulations.exact.work.FEATURES` plus an intercept, on relative
 errors (each row divided by its seconds, floored at 0.5 s: a 300 s run and a 1 s run count
-alike), prints the weights as a :data:`~deplbench.benchmarks.library.work.WORK_MODEL` literal,
+alike), prints the weights as a :data:`~deplbench.formulations.exact.work.WORK_MODEL` literal,
 the relative errors and the rows graded differently at the 60 s line by time and by work.
 """
 
@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-LINE_S = 60.0  # the easy line of the grade (build.EASY_S)
+LINE_S = 60.0  # the easy line of the grade in reference seconds (library.build.EASY_S)
 FLOOR_S = 0.5
 
 
 def _rows_of(entry_name: str, inst, limit: float, exact_work: int) -> list[dict]:
     from deplbench.benchmarks.library.build import exact_methods, method_params
-    from deplbench.benchmarks.library.work import counters
+    from deplbench.formulations.exact.work import counters
     from deplbench.registry import solve
 
     rows = []
@@ -78,7 +78,7 @@ def fit_method(rows: list[dict], features: tuple[str, ...]) -> tuple[dict[str, f
 
 
 def fit(paths: list[Path]) -> dict[str, dict[str, float]]:
-    from deplbench.benchmarks.library.work import FEATURES
+    from deplbench.formulations.exact.work import FEATURES, UNITS_PER_S
 
     rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line.strip()]
     out = {}
@@ -88,7 +88,7 @@ def fit(paths: list[Path]) -> dict[str, dict[str, float]]:
             print(f"{method}: {len(mine)} rows, too few to fit")
             continue
         model, y, pred = fit_method(mine, feats)
-        out[method] = {k: float(f"{v:.4g}") for k, v in model.items()}
+        out[method] = {k: float(f"{v * UNITS_PER_S:.4g}") for k, v in model.items()}  # seconds -> work units
         rel = np.abs(pred - y) / np.maximum(y, FLOOR_S)
         big = y >= 5.0
         flips = [(r["instance"], round(float(a), 1), round(float(b), 1))
@@ -98,7 +98,22 @@ def fit(paths: list[Path]) -> dict[str, dict[str, float]]:
               f"max {rel.max():.1%}; on runs of 5 s or more: median {np.median(rel[big]) if big.any() else 0:.1%}")
         print(f"  graded differently at {LINE_S:.0f} s (instance, CPU s, work s): {flips or 'none'}")
     print("WORK_MODEL = " + json.dumps(out, indent=4))
+    _check_current(rows)
     return out
+
+
+def _check_current(rows: list[dict]) -> None:
+    """How the committed model (formulations/exact/work.py) predicts the same rows."""
+    from deplbench.formulations.exact.work import UNITS_PER_S, work_units
+
+    for method in sorted({r["method"] for r in rows}):
+        mine = [r for r in rows if r["method"] == method and r["counters"]]
+        y = np.array([r["cpu_s"] for r in mine])
+        pred = np.array([work_units(method, r["counters"]) / UNITS_PER_S for r in mine])
+        rel = np.abs(pred - y) / np.maximum(y, FLOOR_S)
+        flips = sum((a <= LINE_S) != (b <= LINE_S) for a, b in zip(y, pred, strict=True))
+        print(f"committed model, {method}: relative error median {np.median(rel):.1%}, max {rel.max():.1%}; "
+              f"{flips} of {len(mine)} runs graded differently at {LINE_S:.0f} s")
 
 
 def main(argv: list[str] | None = None) -> int:

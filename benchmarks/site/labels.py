@@ -46,7 +46,7 @@ WORDS: dict[str, str] = {
     "q_lo": "Loss quantile (lower bound)", "loss_mean": "Expected loss", "feasible": "Feasible",
     "status": "Status", "harness_status": "Run outcome", "verdict_word": "Verdict", "gap": "MIP gap",
     "reference": "Reference", "ref_kind": "Reference kind", "ref_value": "Reference value",
-    "proving_method": "Proving method", "proof_s": "Time to prove (s)", "size": "Size",
+    "proving_method": "Proving method", "proof_work": "Work of the proof (units)", "proof_s": "Time to prove (s)", "size": "Size",
     "models": "Models", "clusters": "Clusters", "datasets": "Datasets", "epochs": "Max epochs",
     "best_cost": "Best cost here", "rank_cost": "Rank by cost", "time_s": "Time (s)",
 }

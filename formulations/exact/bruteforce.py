@@ -46,6 +46,7 @@ import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
 from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES, proof_result
+from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
@@ -211,6 +212,10 @@ class _Search:
         return Plan.from_epochs(sub.datasets, epochs)
 
     # ---- search --------------------------------------------------------------------------------
+    def _extra(self) -> dict:
+        """The counters and the run's deterministic work (formulations/exact/work.py)."""
+        return {**self.stats, "work": work_units("bruteforce", self.stats)}
+
     def run(self) -> SolveResult:
         heap: list[tuple[float, int, int, int, int, int]] = []  # (key, tie, exact, subset, U, cv)
         tie = itertools.count()
@@ -241,10 +246,10 @@ class _Search:
                     return self._found(self.plan(si, ui, runs, allocs[(si, ui, i)]), key)
             if any((si, r) in self.undecided for r in sub.seqs[i]):
                 self.undecided_key = min(self.undecided_key, key)
-        return proof_result(None, None, self.undecided_key, dict(self.stats))
+        return proof_result(None, None, self.undecided_key, self._extra())
 
     def _found(self, plan: Plan, cost: float) -> SolveResult:
-        return proof_result(plan, cost, self.undecided_key, dict(self.stats))
+        return proof_result(plan, cost, self.undecided_key, self._extra())
 
     def _timeout(self, heap, allocs) -> SolveResult:
         bound = heap[0][0] if heap else None
@@ -260,7 +265,7 @@ class _Search:
         if bound is not None:
             bound = min(bound, self.undecided_key)
         return SolveResult(Status.TIMEOUT, best[1] if best else None, objective=best[0] if best else None,
-                           bound=bound, message="time limit reached", extra=dict(self.stats))
+                           bound=bound, message="time limit reached", extra=self._extra())
 
 
 def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, time_limit: float = 60.0,

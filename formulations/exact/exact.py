@@ -42,6 +42,7 @@ from deplbench.formulations.exact.incumbent import BlockScan
 from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES, proof_result
 from deplbench.formulations.exact.region import RegionBound
 from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
+from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import Refused
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options
@@ -51,7 +52,7 @@ MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
-             "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes")
+             "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes", "supports")
 
 
 @dataclass
@@ -201,7 +202,7 @@ class _BranchAndBound:
                     return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached", Status.MEMOUT)
                 if time.perf_counter() > self.deadline:
                     raise Timeout
-                if self.max_work and self.stats["count_vectors"] + self.stats["nodes"] > self.max_work:
+                if self.max_work and work_units("exact", self.stats) > self.max_work:
                     raise WorkLimit
                 key, _, exact, gi, n, al = heap[0]  # n: counts, or runs when exact
                 if self.best is not None and key >= self.best[0]:
@@ -243,7 +244,7 @@ class _BranchAndBound:
         out = {k: float(v) for k, v in self.stats.items()}
         out["peak_mem_mb"] = _peak_mb()
         out["unproven_rejections"] = float(self.seqs.unproven_count)
-        out["supports"] = float(sum(r.supports for r in getattr(self, "regions", ()) if r is not None))
+        out["work"] = work_units("exact", self.stats)
         return out
 
     def _finish(self) -> SolveResult:

@@ -23,8 +23,8 @@ DEFAULT_MAX_SEQUENCES = 200_000
 PARAMS = (
     Param("max_nodes", int, DEFAULT_MAX_NODES, "most heap entries kept (memory bound); beyond it: memout with gap",
           low=1, high=10**9),
-    Param("max_work", int, 0, "deterministic work limit: search nodes plus count vectors (0: none); beyond it: "
-          "timeout with gap", low=0, high=10**12),
+    Param("max_work", int, 0, "deterministic work limit in work units, about 1 ms of the reference machine's CPU "
+          "each (formulations/exact/work.py; 0: none); beyond it: timeout with gap", low=0, high=10**12),
     Param("incumbent", bool, True, "start from the certified depl-plus plan and the cheapest certified one- and "
           "two-run sequences (prunes from the start)"),
     Param("region", bool, True, "region keys: bound whole lattice subtrees under a necessary quantile condition"),
@@ -49,6 +49,7 @@ OUTPUTS = {
     "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
     "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
     "supports": "support minimisations of the region keys (their set-up and refinements)",
+    "work": "deterministic work (units of about 1 ms of the reference machine's CPU; formulations/exact/work.py)",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "

@@ -81,7 +81,6 @@ class RegionBound:
         self.cap = math.inf  # the incumbent's cost: supports already above it need no cover
         self._cover_conds: dict[tuple[int, ...], list[Condition]] = {}
         self._binding: list = []  # per multiplier of the last key: (support, lo) of the least value
-        self.supports = 0  # support minimisations done (a deterministic work counter)
         self.M = alloc.n_models
         self.tol = 1e-9 * abs(bounder.l0) + 1e-12
         self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
@@ -289,7 +288,8 @@ class RegionBound:
 
     def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> np.ndarray:
         """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""
-        self.supports += 1
+        stats = self.bounder.stats  # a deterministic work counter (formulations/exact/work.py)
+        stats["supports"] = stats.get("supports", 0) + 1
         out = lo.astype(float) @ self.phi - self.lam * self.limit
         total, incs = self._rows(c, lo, room, free)
         rest = c.need_for(lo > 0) - total

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from deplbench.formulations.exact.bounds import Bounder, Prefix
+from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
@@ -79,7 +80,7 @@ class SequenceSearch:
     # ---- helpers -----------------------------------------------------------------------------
     def _tick(self) -> None:
         self.stats["nodes"] += 1
-        if self.max_work and self.stats["nodes"] + self.stats["count_vectors"] > self.max_work:
+        if self.max_work and self.stats["nodes"] % 8 == 0 and work_units("exact", self.stats) > self.max_work:
             raise WorkLimit
         if self.stats["nodes"] % 64 == 0 and time.perf_counter() > self.deadline:
             raise Timeout

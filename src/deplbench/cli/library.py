@@ -21,8 +21,11 @@ def cmd_build(args) -> int:
     for n in s["notes"]:
         print(f"note: {n}")
     if s["safety_hits"]:
-        print(f"safety time limit hit ({len(s['safety_hits'])}; these references may differ between builds): "
-              + ", ".join(s["safety_hits"][:10]))
+        print(f"not deterministic: a safety time limit was hit ({len(s['safety_hits'])}; these references may "
+              "differ between builds): " + ", ".join(s["safety_hits"][:10]))
+    else:
+        print("deterministic: every reference and tier was decided by deterministic limits (work, nodes); "
+              "no safety time limit was hit")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"pages: {os.path.join(s['out'], 'site', 'index.html')}")
     engine = f"Dask scheduler {args.scheduler}" if args.scheduler else (
@@ -52,7 +55,12 @@ def cmd_site(args) -> int:
 
 def register(subparsers) -> None:
     """Add ``library build``, ``library check`` and ``library site``."""
-    from deplbench.benchmarks.library.build import EXACT_WORK
+    from deplbench.benchmarks.library.build import (
+        EXACT_WORK,
+        SAA_NODES,
+        SAA_SAFETY_S,
+        SAFETY_FACTOR,
+    )
     from deplbench.benchmarks.library.catalog import DEFAULT_DIR
     from deplbench.cli.args import pos_float, positive_int
 
@@ -63,13 +71,15 @@ def register(subparsers) -> None:
     s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
     s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
     s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
-    s.add_argument("--time-limit", type=pos_float, default=120.0,
-                   help="safety time limit of each exact method run (s); the deterministic limit is --exact-work")
+    s.add_argument("--time-limit", type=pos_float, default=None,
+                   help=f"safety time limit of each exact method run (s; default: {SAFETY_FACTOR:g} times --exact-work in "
+                        "reference seconds); the deterministic limit is --exact-work")
     s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
-                   help="work limit of the 'exact' method (search nodes plus count vectors; deterministic)")
-    s.add_argument("--saa-time-limit", type=pos_float, default=20.0,
+                   help="work limit of the 'exact' method (deterministic work units, about 1 ms of the reference "
+                        "machine each: formulations/exact/work.py)")
+    s.add_argument("--saa-time-limit", type=pos_float, default=SAA_SAFETY_S,
                    help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
-    s.add_argument("--saa-nodes", type=positive_int, default=500,
+    s.add_argument("--saa-nodes", type=positive_int, default=SAA_NODES,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
     s.add_argument("--workers", type=positive_int, default=2,
                    help="worker processes (with --cluster local: Dask workers)")
