@@ -79,13 +79,28 @@ def _tasks(workers: int, jobs: list[tuple], log, client=None) -> list[dict]:
             results[i] = build_one(*job)
             show(results[i])
         return results  # type: ignore[return-value]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    try:
         futs = {pool.submit(build_one, *jobs[i]): i for i in order}
         for fut in as_completed(futs):
             i = futs[fut]
             results[i] = fut.result()
             show(results[i])
+    except BaseException:  # Ctrl-C, SIGTERM, a failed task: no worker outlives the build
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
     return results  # type: ignore[return-value]
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued tasks and end the workers now (a running task is lost: the build failed)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.join(5)
 
 
 def _check_out(out: Path) -> None:

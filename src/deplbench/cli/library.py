@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 import os
+import sys
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a build (its number in ``signum``)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stop(signum, _frame) -> None:
+    raise _Stopped(signum)
 
 
 def cmd_build(args) -> int:
     from deplbench.benchmarks.library.catalog import build
+    from deplbench.watch import signals_handled
 
     tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
-    s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration, time_limit=args.time_limit,
-              saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes, exact_work=args.exact_work, workers=args.workers,
-              scheduler=args.scheduler, cluster=args.cluster)
+    try:
+        with signals_handled(_raise_stop):
+            s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration,
+                      time_limit=args.time_limit, saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes,
+                      exact_work=args.exact_work, workers=args.workers, scheduler=args.scheduler,
+                      cluster=args.cluster)
+    except _Stopped as stop:  # the build folder is removed and the workers ended (catalog.build)
+        print(f"deplbench: library build stopped by signal {stop.signum}: nothing written, "
+              f"{args.out} is unchanged", file=sys.stderr)
+        return 128 + stop.signum
     fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
     print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
           + ", ".join(f"{t} {s['tiers'].get(t, 0)}" for t in ("easy", "medium", "hard")))

@@ -1,0 +1,44 @@
+"""``deplbench library build`` stopped by SIGTERM or SIGINT: nothing written, no worker left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from harness_configs import alive
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_build_leaves_nothing(tmp_path, sig):
+    out = tmp_path / "lib"
+    proc = subprocess.Popen([sys.executable, "-m", "deplbench.cli", "library", "build", "--quick", "--out", str(out),
+                             "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        me, deadline = psutil.Process(proc.pid), time.time() + 120
+        while time.time() < deadline and len(alive(me.children(recursive=True))) < 2:  # the workers are up
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(3.0)  # the workers are building their first entries
+        children = me.children(recursive=True)
+        assert len(alive(children)) >= 2
+        proc.send_signal(sig)  # to the build only (not its group): it must end its workers itself
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 128 + sig, err
+    assert "stopped by signal" in err and "nothing written" in err and "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".lib.building-*"))
+    deadline = time.time() + 10
+    while alive(children) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not alive(children)
