@@ -449,3 +449,18 @@ def test_benchmark_set_is_diverse_proven_and_reachable(lib):
     assert inst.name == chosen[1] and inst.metadata["library_tier"] == recs[chosen[1]]["tier"]
     with pytest.raises(InputError, match="past its end"):
         generate("library", {"dir": str(lib.root), "benchmark": len(chosen)})
+
+
+def test_library_family_by_tier_and_index(lib):
+    """``tier=T, index=i``: the i-th instance of tier T by name (what library.toml's medium experiment uses)."""
+    from deplbench.registry import generate
+
+    easy = sorted(r["name"] for r in lib.manifest["instances"] if r["tier"] == "easy")
+    inst = generate("library", {"dir": str(lib.root), "tier": "easy", "index": 1})
+    assert inst.name == easy[1] and inst.metadata["library_tier"] == "easy"
+    with pytest.raises(InputError, match="past its end"):
+        generate("library", {"dir": str(lib.root), "tier": "easy", "index": len(easy)})
+    with pytest.raises(InputError, match="one of name"):
+        generate("library", {"dir": str(lib.root), "tier": "easy", "index": 0, "name": easy[0]})
+    with pytest.raises(InputError, match="tier must be"):
+        generate("library", {"dir": str(lib.root), "tier": "tough", "index": 0})
