@@ -32,7 +32,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 from deplbench.benchmarks.library.solu import Reference
-from deplbench.benchmarks.library.spec import FORMULATIONS, SAA_MAX_MK, SCENARIO_SEED, SCENARIOS, Entry
+from deplbench.benchmarks.library.spec import (
+    FORMULATIONS,
+    SAA_MAX_MK,
+    SCENARIO_SEED,
+    SCENARIOS,
+    Entry,
+)
 from deplbench.formulations.exact.work import UNITS_PER_S
 from deplbench.results import Status
 

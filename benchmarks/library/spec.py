@@ -69,7 +69,7 @@ RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "
 #: 10 levels, 3 datasets, ``per_run``), whose proofs by ``exact`` take 35 to 153 s on the reference
 #: machine (seeds 0-4): the build grades each (most above the easy line, some below, a few open)
 MEDIUM_SHAPE = {"models": 5, "clusters": 4, "levels": 10, "datasets": 3, "epochs": 60, "noise_mode": "per_run"}
-MEDIUM_SEEDS = tuple(range(24))
+MEDIUM_SEEDS = tuple(range(32))
 #: their budget: twice the default work limit (300 s of the reference machine) and safety limit
 MEDIUM_BUDGET = 2
 #: SAA files only for instances with at most this many (model, epoch) pairs: above it HiGHS's

@@ -52,7 +52,7 @@ MAX_DATASETS = 12
 MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
-             "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes", "supports")
+             "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes", "supports", "support_cells")
 
 
 @dataclass

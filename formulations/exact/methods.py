@@ -49,6 +49,7 @@ OUTPUTS = {
     "cover_tangents": "cover conditions added at the search's own directions (beyond each support's first)",
     "cover_prefixes": "sequence prefixes refuted by a cover condition with the remaining epochs placed",
     "supports": "support minimisations of the region keys (their set-up and refinements)",
+    "support_cells": "entries of the (increments x multipliers) arrays of those minimisations",
     "work": "deterministic work (units of about 1 ms of the reference machine's CPU; formulations/exact/work.py)",
 }
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "

@@ -306,6 +306,7 @@ class RegionBound:
             prev = cd[last - 1] if last else 0.0
             frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
             return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
+        stats["support_cells"] = stats.get("support_cells", 0) + len(d) * len(self.lam)  # the (E, L) arrays below
         who = np.concatenate([np.full(len(x), m) for x, m in zip(incs, free, strict=True)])
         unit = self.phi[who]  # (E, L): cost of one more epoch of that model
         with np.errstate(divide="ignore", invalid="ignore"):

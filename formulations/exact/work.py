@@ -24,13 +24,15 @@ UNITS_PER_S = 1000.0
 
 #: work units per counter unit, per method (``intercept``: units per run); fitted, see the module doc
 WORK_MODEL: dict[str, dict[str, float]] = {
-    "exact": {"intercept": 0.0, "nodes": 1.0, "count_vectors": 1.0},
-    "bruteforce": {"intercept": 0.0, "sequences": 0.01},
+    "exact": {"intercept": 55.47, "nodes": 0.06169, "sequences": 16.29, "brackets": 2.596, "milp_allocations": 4.603,
+              "cover_brackets": 2.106, "supports": 0.1687, "support_cells": 0.000508},
+    "bruteforce": {"intercept": 0.0, "sequences": 0.007517, "count_vectors": 0.009185, "screened": 0.03466,
+                   "coarse_brackets": 0.4792, "allocations": 0.1566, "milp_allocations": 24.85},
 }
 #: the counters each method's fit may use (a counter left out weighs 0)
 FEATURES: dict[str, tuple[str, ...]] = {
     "exact": ("nodes", "count_vectors", "sequences", "certified", "brackets", "cantelli", "allocations",
-              "milp_allocations", "pruned_region", "cover_brackets", "supports"),
+              "milp_allocations", "pruned_region", "cover_brackets", "supports", "support_cells"),
     "bruteforce": ("sequences", "count_vectors", "screened", "coarse_brackets", "certified", "allocations",
                    "milp_allocations"),
 }
