@@ -71,7 +71,7 @@ RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "
 #: within 150 s): the build grades each (most above the easy line, some may be below or open)
 MEDIUM_SHAPE = {"models": 5, "clusters": 4, "levels": 10, "datasets": 3, "noise_mode": "per_run"}
 MEDIUM_EPOCHS = (45, 50)
-MEDIUM_SEEDS = tuple(range(14))
+MEDIUM_SEEDS = tuple(range(20))
 #: their budget: twice the default work limit (300 s of the reference machine) and safety limit
 MEDIUM_BUDGET = 2
 #: SAA files only for instances with at most this many (model, epoch) pairs: above it HiGHS's
