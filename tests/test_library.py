@@ -22,7 +22,7 @@ from deplbench.registry import solve
 #: the quick subset with small samples, so that two builds fit in the test budget; the wall-clock
 #: limits are safety nets only (a few seconds are needed unloaded), the deterministic limits decide
 KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,
-      "workers": 1, "log": lambda _m: None}
+      "workers": 2, "log": lambda _m: None}  # two local worker processes, as `--workers 2`
 SUMMARY: dict = {}
 
 
@@ -464,3 +464,22 @@ def test_library_family_by_tier_and_index(lib):
         generate("library", {"dir": str(lib.root), "tier": "easy", "index": 0, "name": easy[0]})
     with pytest.raises(InputError, match="tier must be"):
         generate("library", {"dir": str(lib.root), "tier": "tough", "index": 0})
+
+
+def test_manifest_grades_by_recorded_work(lib):
+    """Each tier follows from the proof work in the manifest; timings.json keeps every reference run's
+    counters and work (the model's input, for a refit), and that work is the model of those counters."""
+    from deplbench.benchmarks.library.build import EASY_WORK, grade
+    from deplbench.formulations.exact.work import work_units
+
+    rules = lib.manifest["rules"]
+    assert rules["easy_work"] == EASY_WORK and rules["work_model"]["weights"]["exact"]
+    timings = json.loads((lib.root / "timings.json").read_text())["instances"]
+    for rec in lib.manifest["instances"]:
+        assert rec["tier"] == grade(rec["proof_work"], rec["reference"]["kind"] in ("opt", "inf"))
+        runs = timings[rec["name"]]["exact"]
+        assert runs and all(r["work"] is None or r["work"] == round(work_units(m, r["counters"]))
+                            for m, r in runs.items())
+        proofs = [r["work"] for r in runs.values() if r["status"] in ("optimal", "infeasible")]
+        if rec["tier"] != "hard":
+            assert rec["proof_work"] == min(w for w in proofs if w is not None)
