@@ -58,9 +58,7 @@ REFERENCE_ORDER = ("bruteforce", "exact")
 #: ``exact``'s deterministic work limit per budget unit (work units: 150 s of the reference machine)
 EXACT_WORK = 150_000
 #: HiGHS's node limit of an SAA reference solve (deterministic: one thread, seed 0) and its safety
-#: time limit (s). The slowest reference of the default build (version 2.0, 2 workers on 2 cores),
-#: ``horizon-e60-m3-c3-l8-per_run-s1`` at S = 1000, took 398 s (a ``per_epoch`` paper sample,
-#: 244,000 nonzeros, 500 nodes: 100 s): the net is three times the slowest, never reached there
+#: time limit (s): three times the slowest reference of the default build (docs/library.md)
 SAA_NODES = 500
 SAA_SAFETY_S = 1200.0
 #: the safety time limit of a reference run, as a multiple of its work limit in reference seconds
