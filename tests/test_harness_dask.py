@@ -25,3 +25,33 @@ def test_local_cluster_runs_a_grid(tmp_path):
 
     assert not df["worker"].str.endswith(f":{os.getpid()}").any()
     assert (df.loc[df["solver"] == "harness-sleep", "wall_s"] < 10).all()
+
+
+def _worker_settings() -> tuple:
+    import os
+
+    import dask
+
+    return (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"),
+            dask.config.get("distributed.worker.profile.enabled"), dask.config.get("distributed.admin.tick.interval"))
+
+
+def test_local_cluster_workers_are_quiet():
+    """The workers of --cluster local run without the nanny's malloc trim, the profiler and a 20 ms tick."""
+    import dask
+
+    from deplbench.benchmarks.harness.runner import dask_client
+
+    before = dask.config.get("distributed.worker.profile.enabled")
+    client, lc = dask_client(2, None, "local")
+    try:
+        got = client.run(_worker_settings)
+    finally:
+        client.close()
+        lc.close()
+    assert len(got) == 2
+    # the nanny still sets the BLAS thread variables (one core per worker); only the trim is gone
+    import os
+
+    assert set(got.values()) == {(os.environ.get("MALLOC_TRIM_THRESHOLD_"), "1", False, "1s")}
+    assert dask.config.get("distributed.worker.profile.enabled") == before  # the client's config unchanged

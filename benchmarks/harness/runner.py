@@ -169,14 +169,33 @@ def _results(jobs, preload, workers, dask, stop: GridStop):
             kill_live()
 
 
+#: Dask settings of ``--cluster local``, whose workers share the machine with the client: a quieter
+#: cluster (measured in docs/library.md, "On a Dask cluster"; idle, its processes took 16 % of a
+#: core, now 2 %). The nanny's MALLOC_TRIM_THRESHOLD_ slowed the exact search (None removes it), the
+#: statistical profiler samples every 10 ms, the event-loop tick and the memory and system monitors
+#: run every 20-500 ms; no task waits on a busy worker (saturation 1.0), so nothing is to steal.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.scheduler.work-stealing": False,
+}
+
+
 def dask_client(workers: int, scheduler: str | None, cluster: str | None):
     """(client, local cluster or None); connecting fails before anything is written (also the library's)."""
     from distributed import Client, LocalCluster
 
     if cluster == "local":
+        import dask
+
         signals = "deplbench.benchmarks.harness.worker_signals"  # the harness owns a Ctrl-C (stopping.py)
-        lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                          preload=[signals], preload_nanny=[signals])
+        with dask.config.set(LOCAL_CLUSTER_CONFIG):
+            lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                              preload=[signals], preload_nanny=[signals])
         return Client(lc), lc
     try:
         return Client(scheduler, timeout="20s"), None
