@@ -50,7 +50,7 @@ def _clear(keep: str) -> None:
     if keep == "none":
         lattice.clear_tables()
     if keep != "terms":
-        lattice.term_pmf.cache_clear()
+        lattice.clear_term_pmfs()
     quantile._cached_bracket.cache_clear()
     quantile._cached_lattice.cache_clear()
 

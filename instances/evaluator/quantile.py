@@ -34,7 +34,7 @@ from deplbench.instances.evaluator.lattice import (
     core,
     lump_trim,
     merge_smallest,
-    term_pmf,
+    term_pmfs,
 )
 from deplbench.instances.evaluator.loss import LossTerms
 
@@ -149,8 +149,7 @@ def _lattice_of(terms: LossTerms, width: float) -> Lattice:
     err = 0.0
     slack = 0.0
     pmfs = []
-    for d, c in zip(terms.dists, terms.coefs, strict=True):
-        j0, pmf, b, e, s = term_pmf(d, c, h)
+    for j0, pmf, b, e, s in term_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h):
         beta += b
         err += e
         slack += s

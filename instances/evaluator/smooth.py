@@ -28,7 +28,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, special
 
-from deplbench.instances.evaluator.lattice import lump_trim, term_pmf
+from deplbench.instances.evaluator.lattice import lump_trim, term_pmf, term_pmfs
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -213,8 +213,8 @@ def term_parts(terms, h: float, hist: list[bool]):
     """
     pmfs, beta, err, shift = [], 0.0, 0.0, 0.0
     l1, both = [], []
-    for d, c, s in zip(terms.dists, terms.coefs, hist, strict=True):
-        j0, pmf, b, e, sl = term_pmf(d, c, h, FRACTION)
+    parts = term_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h, FRACTION)
+    for d, c, s, (j0, pmf, b, e, sl) in zip(terms.dists, terms.coefs, hist, parts, strict=True):
         m = density_cap(d, c)
         s = s and math.isfinite(m)
         beta += b

@@ -1,0 +1,58 @@
+"""The batched term lattices are bit-identical to the per-term construction, whatever is cached.
+
+``lattice_batch.batch_pmfs`` lays the terms of one law, step and sign end to end; the masses,
+start, beta, round-off and slack of every term must equal ``lattice.term_pmf_one``'s to the bit
+(positive and negative coefficients, terms narrower than a lattice step, several laws and steps
+in one batch, constants).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deplbench.instances.evaluator import lattice
+from deplbench.instances.evaluator.lattice_batch import batch_pmfs
+from deplbench.instances.laws.noise import noise_dist
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return (a[0] == b[0] and a[1].dtype == b[1].dtype and a[1].shape == b[1].shape
+            and a[1].tobytes() == b[1].tobytes() and a[2:] == b[2:])
+
+
+def _laws():
+    return [noise_dist(f, 1.0, s) for f in ("invgamma", "gamma", "lognormal", "normal") for s in (0.03, 0.3)]
+
+
+@pytest.mark.parametrize("fraction", [lattice.GRID_FRACTION, 0.25])
+@pytest.mark.parametrize("h", [0.013, 1e-3, 0.4])
+def test_batch_equals_the_per_term_construction(h, fraction):
+    rng = np.random.default_rng(7)
+    laws = _laws()
+    keys = []
+    for law in laws:
+        # many coefficients of both signs per law (groups of several terms), a few tiny ones (narrow terms)
+        coefs = np.concatenate((rng.uniform(0.05, 4.0, 6), -rng.uniform(0.05, 4.0, 5), [1e-9, -3e-8]))
+        keys += [(law, float(c), h, fraction) for c in coefs]
+    rng.shuffle(keys)
+    lattice.clear_tables()
+    batch = batch_pmfs(keys)
+    lattice.clear_tables()
+    one = [lattice.term_pmf_one(*k) for k in keys]
+    bad = [k for k, a, b in zip(keys, batch, one, strict=True) if not _same(a, b)]
+    assert not bad, f"{len(bad)} of {len(keys)} terms differ, e.g. {bad[0]}"
+    assert any(len(r[1]) > 50 for r in batch) and any(len(r[1]) == 1 for r in batch)
+
+
+def test_memo_returns_the_same_lattices_in_any_order():
+    laws = _laws()[:3]
+    pairs = [(law, c) for law in laws for c in (0.7, -1.3, 2.2, 0.7)]  # a repeated term too
+    h = 0.01
+    lattice.clear_tables()
+    first = lattice.term_pmfs(pairs, h)
+    lattice.clear_tables()
+    single = [lattice.term_pmf(d, c, h) for d, c in reversed(pairs)][::-1]
+    assert all(_same(a, b) for a, b in zip(first, single, strict=True))
+    assert all(_same(a, lattice.term_pmf_one(d, c, h)) for a, (d, c) in zip(first, pairs, strict=True))
+    assert all(not r[1].flags.writeable for r in first)
