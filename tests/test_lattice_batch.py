@@ -56,3 +56,20 @@ def test_memo_returns_the_same_lattices_in_any_order():
     assert all(_same(a, b) for a, b in zip(first, single, strict=True))
     assert all(_same(a, lattice.term_pmf_one(d, c, h)) for a, (d, c) in zip(first, pairs, strict=True))
     assert all(not r[1].flags.writeable for r in first)
+
+
+def test_lump_trim_many_equals_lump_trim():
+    """Tails shorter and longer than the 256-entry prefix, single entries, a pmf of one tail only."""
+    from deplbench.instances.evaluator.lattice_batch import lump_trim_many
+
+    rng = np.random.default_rng(3)
+    pmfs = [np.array([1.0]), np.array([0.0, 1e-12, 1.0]), np.full(5, 1e-20)]
+    for n in (2, 40, 300, 2000):
+        body = rng.dirichlet(np.ones(n))
+        pmfs.append(body)
+        pmfs.append(np.concatenate((np.full(400, 1e-13), body, np.full(700, 1e-19))))  # both tails past 256
+    starts = list(range(-5, len(pmfs) - 5))
+    for (a0, a, am, ae), (b0, b, bm, be) in zip(lump_trim_many(starts, pmfs),
+                                                [lattice.lump_trim(s, p) for s, p in zip(starts, pmfs, strict=True)],
+                                                strict=True):
+        assert (a0, am, ae) == (b0, bm, be) and a.tobytes() == b.tobytes()

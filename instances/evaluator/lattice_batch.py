@@ -81,16 +81,51 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
     pm[starts] = 0.0  # ... but a term's first entry is its leading 0 (the cell across two terms goes)
     pos = starts + np.minimum(firsts, lens_a - 1)
     pm[pos] += below
+    # an array of its own per term, as term_pmf_one's (its sums see the same memory)
+    pmfs = [pm[s:s + m].copy() for s, m in zip(starts.tolist(), lens, strict=True)]
     res = []
-    for n, coef in enumerate(coefs):
-        s, m = int(starts[n]), int(lens_a[n])
-        pmf = pm[s:s + m].copy()  # an array of its own, as term_pmf_one's (its sums see the same memory)
-        err = 4 * L.EPS * m
-        j0, pmf, moved, e = L.lump_trim(j0s[n], pmf)
+    for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, lump_trim_many(j0s, pmfs), strict=True)):
         pmf.setflags(write=False)
         b, a = float(below[n]), float(above[n])
-        res.append((j0, pmf, b + a + moved, err + e, L.slack(coef, h, d)))
+        res.append((j0, pmf, b + a + moved, 4 * L.EPS * lens[n] + e, L.slack(coef, h, d)))
     return res
+
+
+def lump_trim_many(starts: list[int], pmfs: list[np.ndarray]) -> list[tuple[int, np.ndarray, float, float]]:
+    """``lattice.lump_trim`` of every pmf (each at least one entry), the tails' partial sums in one array.
+
+    ``lump_trim`` sums the first (and the last, reversed) up to 256 entries of a pmf with
+    ``cumsum``, a sequential scan; the rows of a zero-padded two-dimensional array scan the
+    same way, so the tails found are the same. A tail longer than the prefix (rare) is left to
+    ``lump_trim`` itself.
+    """
+    w = min(256, max(len(p) for p in pmfs))
+    m = np.array([min(len(p), w) for p in pmfs])
+    head = np.zeros((len(pmfs), w))
+    tail = np.zeros((len(pmfs), w))
+    for i, p in enumerate(pmfs):
+        head[i, :m[i]] = p[:m[i]]
+        tail[i, :m[i]] = p[::-1][:m[i]]
+    inside = np.arange(w) < m[:, None]
+    lo_c, hi_c = head.cumsum(axis=1), tail.cumsum(axis=1)
+    lo_k = ((lo_c <= L.LUMP) & inside).sum(axis=1)  # searchsorted(cumsum, cap, "right"): the sums rise
+    hi_k = ((hi_c <= L.TRIM) & inside).sum(axis=1)
+    out = []
+    for i, p in enumerate(pmfs):
+        n, mi, i0, k = len(p), int(m[i]), int(lo_k[i]), int(hi_k[i])
+        if (i0 == mi or k == mi) and mi < n:
+            out.append(L.lump_trim(starts[i], p))  # a tail past the prefix
+            continue
+        low = float(lo_c[i, i0 - 1]) if i0 else 0.0
+        i0 = min(i0, n - 1)
+        i1 = max(n - k, i0 + 1)
+        high = float(p[i1:].sum()) if i1 < n else 0.0
+        kept = p[i0:i1]
+        if i0 > 0:
+            kept = kept.copy()
+            kept[0] += low
+        out.append((starts[i] + i0, kept, low + high, (i0 + n - i1 + 2) * L.EPS))
+    return out
 
 
 def _masses(t, idx: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
