@@ -52,7 +52,7 @@ print(json.dumps(out))
 
 def old_tree(commit: str, dest: Path) -> Path:
     """Lay out ``commit``'s code as an importable ``deplbench`` package under ``dest``; return the path root."""
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(__file__).resolve().parents[2]  # benchmarks/perf/ -> the repository
     arch = dest / "src.tar"
     with open(arch, "wb") as fh:
         subprocess.run(["git", "-C", str(repo), "archive", commit], stdout=fh, check=True)

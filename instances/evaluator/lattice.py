@@ -202,7 +202,8 @@ _PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> term_pmf's re
 def term_pmf(dist, coef: float, h: float,
              fraction: float = GRID_FRACTION) -> tuple[int, np.ndarray, float, float, float]:
     """Lattice sub-probability of ``coef * Z`` rounded up (:func:`term_pmf_one`), memoised."""
-    return term_pmfs(((dist, coef),), h, fraction)[0]
+    r = _PMFS.get((dist, coef, h, fraction))
+    return r if r is not None else term_pmfs(((dist, coef),), h, fraction)[0]
 
 
 def term_pmfs(pairs, h: float, fraction: float = GRID_FRACTION) -> list[tuple[int, np.ndarray, float, float, float]]:
@@ -212,23 +213,19 @@ def term_pmfs(pairs, h: float, fraction: float = GRID_FRACTION) -> list[tuple[in
     :func:`term_pmf_one` term by term, so what is cached never changes a bracket.
     """
     keys = [(dist, coef, h, fraction) for dist, coef in pairs]
-    got = {}
-    miss = []
-    for k in dict.fromkeys(keys):
-        r = _PMFS.get(k)
-        if r is None:
-            miss.append(k)
-        else:
-            _PMFS.move_to_end(k)
-            got[k] = r
-    if miss:
-        from deplbench.instances.evaluator.lattice_batch import batch_pmfs
+    got = [_PMFS.get(k) for k in keys]
+    if None not in got:  # a search's steady state: every term cached
+        for k in keys:
+            _PMFS.move_to_end(k)  # least recently used dropped first
+        return got
+    from deplbench.instances.evaluator.lattice_batch import batch_pmfs
 
-        for k, r in zip(miss, batch_pmfs(miss), strict=True):
-            got[k] = _PMFS[k] = r
-        while len(_PMFS) > MAX_PMFS:
-            _PMFS.popitem(last=False)
-    return [got[k] for k in keys]
+    miss = list(dict.fromkeys(k for k, r in zip(keys, got, strict=True) if r is None))
+    new = dict(zip(miss, batch_pmfs(miss), strict=True))
+    _PMFS.update(new)
+    while len(_PMFS) > MAX_PMFS:
+        _PMFS.popitem(last=False)
+    return [r if r is not None else new[k] for k, r in zip(keys, got, strict=True)]
 
 
 def clear_term_pmfs() -> None:
