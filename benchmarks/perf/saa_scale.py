@@ -1,0 +1,45 @@
+"""The scenario ladder of an SAA method: default ``random`` at S = 1000 ... 20,000 scenarios.
+
+Run: ``python -m deplbench.benchmarks.perf.saa_scale [--mode per_run] [--seed 0]
+[--scenarios 1000,2000,5000,10000,20000] [--time-limit 300] [--method milp-highs-direct]``.
+
+One line per S, each solve in this process through ``deplbench.registry.solve`` (so the plan is
+certified on the sample by the evaluator): status, objective, the method's runtime, the whole
+call's wall time, the preparation (sampling, strengthening, start plans), the model size.
+Results of issue 28's first measurement are in ``docs/formulations.md`` ("The scenario ladder").
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from deplbench.registry import generate, solve
+
+
+def rung(mode: str, seed: int, scenarios: int, time_limit: float, method: str) -> str:
+    """One solve of the ladder, as a line."""
+    inst = generate("random", {"noise_mode": mode}, seed)
+    t0 = time.perf_counter()
+    r = solve(method, inst, {"scenarios": scenarios, "time_limit": time_limit})
+    wall = time.perf_counter() - t0
+    ex = r.extra
+    return (f"{mode:<9} S={scenarios:<6} {method}: {str(r.status):<8} objective {r.objective}  runtime "
+            f"{r.runtime_s:.1f} s  wall {wall:.1f} s  prep {ex.get('prep_s', float('nan')):.1f} s  "
+            f"vars {ex.get('n_vars')}  rows {ex.get('n_cons')}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mode", default="per_run", choices=["per_run", "per_epoch"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scenarios", default="1000,2000,5000,10000,20000")
+    ap.add_argument("--time-limit", type=float, default=300.0)
+    ap.add_argument("--method", default="milp-highs-direct")
+    args = ap.parse_args()
+    for s in (int(x) for x in args.scenarios.split(",")):
+        print(rung(args.mode, args.seed, s, args.time_limit, args.method), flush=True)
+
+
+if __name__ == "__main__":
+    main()
