@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deplbench.instances.evaluator import lattice
+from deplbench.instances.evaluator import lattice, lattice_batch
 from deplbench.instances.evaluator.evaluate import certify, quantile_verdict
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.evaluator.plain_quantile import plain_bracket
@@ -48,8 +48,10 @@ def test_bracket_does_not_depend_on_the_cache():
     g = data_effect(inst, ("cifar10",)).g
     terms = loss_terms(inst, ["fast-unsteady"] * 10 + ["intermediate"] * 10, g)
     lattice.clear_tables()
+    lattice_batch.clear()
     fine_first = [_bracket(terms, 0.99, w) for w in (1e-3, 2e-2, 5e-3)]
     lattice.clear_tables()
+    lattice_batch.clear()
     coarse_first = [_bracket(terms, 0.99, w) for w in (2e-2, 5e-3, 1e-3)]
     assert fine_first == [coarse_first[2], coarse_first[0], coarse_first[1]]
 

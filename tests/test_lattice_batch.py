@@ -1,7 +1,7 @@
 """The batched term lattices are bit-identical to the per-term construction, whatever is cached.
 
 ``lattice_batch.batch_pmfs`` lays the terms of one law, step and sign end to end; the masses,
-start, beta, round-off and slack of every term must equal ``lattice.term_pmf_one``'s to the bit
+start, beta, round-off and slack of every term must equal ``lattice.term_pmf``'s to the bit
 (positive and negative coefficients, terms narrower than a lattice step, several laws and steps
 in one batch, constants).
 """
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from deplbench.instances.evaluator import lattice
-from deplbench.instances.evaluator.lattice_batch import batch_pmfs
+from deplbench.instances.evaluator.lattice_batch import batch_pmfs, cached_pmf, cached_pmfs, clear
 from deplbench.instances.laws.noise import noise_dist
 
 
@@ -39,7 +39,7 @@ def test_batch_equals_the_per_term_construction(h, fraction):
     lattice.clear_tables()
     batch = batch_pmfs(keys)
     lattice.clear_tables()
-    one = [lattice.term_pmf_one(*k) for k in keys]
+    one = [lattice.term_pmf(*k) for k in keys]
     bad = [k for k, a, b in zip(keys, batch, one, strict=True) if not _same(a, b)]
     assert not bad, f"{len(bad)} of {len(keys)} terms differ, e.g. {bad[0]}"
     assert any(len(r[1]) > 50 for r in batch) and any(len(r[1]) == 1 for r in batch)
@@ -50,11 +50,13 @@ def test_memo_returns_the_same_lattices_in_any_order():
     pairs = [(law, c) for law in laws for c in (0.7, -1.3, 2.2, 0.7)]  # a repeated term too
     h = 0.01
     lattice.clear_tables()
-    first = lattice.term_pmfs(pairs, h)
+    clear()
+    first = cached_pmfs(pairs, h)
     lattice.clear_tables()
-    single = [lattice.term_pmf(d, c, h) for d, c in reversed(pairs)][::-1]
+    clear()
+    single = [cached_pmf(d, c, h) for d, c in reversed(pairs)][::-1]
     assert all(_same(a, b) for a, b in zip(first, single, strict=True))
-    assert all(_same(a, lattice.term_pmf_one(d, c, h)) for a, (d, c) in zip(first, pairs, strict=True))
+    assert all(_same(a, lattice.term_pmf(d, c, h)) for a, (d, c) in zip(first, pairs, strict=True))
     assert all(not r[1].flags.writeable for r in first)
 
 

@@ -25,7 +25,7 @@ import os
 import statistics
 import time
 
-from deplbench.instances.evaluator import lattice, quantile
+from deplbench.instances.evaluator import lattice, lattice_batch, quantile
 from deplbench.instances.evaluator.evaluate import certify, evaluate
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.evaluator.plain_quantile import plain_bracket
@@ -50,7 +50,7 @@ def _clear(keep: str) -> None:
     if keep == "none":
         lattice.clear_tables()
     if keep != "terms":
-        lattice.clear_term_pmfs()
+        lattice_batch.clear()
     quantile._cached_bracket.cache_clear()
     quantile._cached_lattice.cache_clear()
 

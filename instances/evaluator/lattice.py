@@ -126,7 +126,6 @@ def clear_tables() -> None:
     """Drop every cached table (benchmarks measure cold runs with it)."""
     _TABLES.clear()
     core.cache_clear()
-    clear_term_pmfs()
 
 
 def grid_step(dist, coef: float, h: float, fraction: float = GRID_FRACTION) -> float:
@@ -195,46 +194,8 @@ def lump_trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float, floa
     return start + i0, out, low + high, (i0 + n - i1 + 2) * EPS
 
 
-MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
-_PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> term_pmf's result (read-only masses)
-
-
 def term_pmf(dist, coef: float, h: float,
              fraction: float = GRID_FRACTION) -> tuple[int, np.ndarray, float, float, float]:
-    """Lattice sub-probability of ``coef * Z`` rounded up (:func:`term_pmf_one`), memoised."""
-    r = _PMFS.get((dist, coef, h, fraction))
-    return r if r is not None else term_pmfs(((dist, coef),), h, fraction)[0]
-
-
-def term_pmfs(pairs, h: float, fraction: float = GRID_FRACTION) -> list[tuple[int, np.ndarray, float, float, float]]:
-    """:func:`term_pmf` of every ``(dist, coef)`` of ``pairs``; the uncached ones in batches.
-
-    The batch (:mod:`~deplbench.instances.evaluator.lattice_batch`) is bit-identical to
-    :func:`term_pmf_one` term by term, so what is cached never changes a bracket.
-    """
-    keys = [(dist, coef, h, fraction) for dist, coef in pairs]
-    got = [_PMFS.get(k) for k in keys]
-    if None not in got:  # a search's steady state: every term cached
-        for k in keys:
-            _PMFS.move_to_end(k)  # least recently used dropped first
-        return got
-    from deplbench.instances.evaluator.lattice_batch import batch_pmfs
-
-    miss = list(dict.fromkeys(k for k, r in zip(keys, got, strict=True) if r is None))
-    new = dict(zip(miss, batch_pmfs(miss), strict=True))
-    _PMFS.update(new)
-    while len(_PMFS) > MAX_PMFS:
-        _PMFS.popitem(last=False)
-    return [r if r is not None else new[k] for k, r in zip(keys, got, strict=True)]
-
-
-def clear_term_pmfs() -> None:
-    """Drop every memoised term lattice (benchmarks measure cold runs with it)."""
-    _PMFS.clear()
-
-
-def term_pmf_one(dist, coef: float, h: float,
-                 fraction: float = GRID_FRACTION) -> tuple[int, np.ndarray, float, float, float]:
     """Lattice sub-probability of ``coef * Z`` rounded up: (start, masses, beta, err, slack).
 
     The table step is :func:`grid_step` (``|c| d <= fraction h``); the slack is ``h + |c| d``
@@ -245,8 +206,9 @@ def term_pmf_one(dist, coef: float, h: float,
     at the first lattice point whose grid index lies in the core (moved up: ``G`` stays a
     lower bound of the CDF), the mass above it is dropped, then :func:`lump_trim` applies.
     ``beta`` (the moved masses) and ``err`` (round-off) are the term's shares of the
-    budgets. The masses are read-only (:func:`term_pmf` memoises them). One term at a time:
-    the reference of the batch construction (``tests/test_lattice_batch.py``).
+    budgets. The masses are read-only. One term at a time, not memoised:
+    :mod:`~deplbench.instances.evaluator.lattice_batch` builds and memoises the terms of a bracket
+    together, bit-identical to this function (``tests/test_lattice_batch.py``).
     """
     zlo, zhi = core(dist)
     tlo, thi = sorted((coef * zlo, coef * zhi))

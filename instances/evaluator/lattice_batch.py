@@ -7,26 +7,64 @@ sign of the coefficient) are laid end to end in one array and every elementwise 
 ``term_pmf`` (grid coordinates, clipping, the table read, the cell masses) runs once over the
 group; only the tails (:func:`~deplbench.instances.evaluator.lattice.lump_trim`) stay per term.
 
-The result is **bit-identical** to the per-term construction (``lattice.term_pmf_one``): the
+The result is **bit-identical** to the per-term construction (``lattice.term_pmf``): the
 same IEEE operations on the same operands, elementwise (no reduction crosses a term), and each
 term's masses are copied into an array of their own before ``lump_trim`` sums them.
 ``tests/test_lattice_batch.py`` compares the two, bit for bit.
 
-May import: ``instances.evaluator.lattice``. Imported by: ``instances.evaluator.lattice`` (lazily).
+The memo of term lattices lives here too (:func:`cached_pmfs`, :func:`cached_pmf`): a bracket asks
+for all its terms at once, and only the uncached ones are built, in one batch.
+
+May import: ``instances.evaluator.lattice``. Imported by: ``instances.evaluator.quantile``,
+``instances.evaluator.smooth``.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 
 import numpy as np
 
 from deplbench.instances.evaluator import lattice as L
 
+MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
+_PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
+
+
+def cached_pmf(dist, coef: float, h: float, fraction: float = L.GRID_FRACTION) -> tuple:
+    """``lattice.term_pmf(dist, coef, h, fraction)``, memoised."""
+    r = _PMFS.get((dist, coef, h, fraction))
+    return r if r is not None else cached_pmfs(((dist, coef),), h, fraction)[0]
+
+
+def cached_pmfs(pairs, h: float, fraction: float = L.GRID_FRACTION) -> list[tuple]:
+    """``lattice.term_pmf`` of every ``(dist, coef)`` of ``pairs``, memoised; the uncached ones in one batch.
+
+    The batch is bit-identical to ``lattice.term_pmf`` term by term, so what is cached never
+    changes a bracket.
+    """
+    keys = [(dist, coef, h, fraction) for dist, coef in pairs]
+    got = [_PMFS.get(k) for k in keys]
+    if None not in got:  # a search's steady state: every term cached
+        for k in keys:
+            _PMFS.move_to_end(k)
+        return got
+    miss = list(dict.fromkeys(k for k, r in zip(keys, got, strict=True) if r is None))
+    new = dict(zip(miss, batch_pmfs(miss), strict=True))
+    _PMFS.update(new)
+    while len(_PMFS) > MAX_PMFS:
+        _PMFS.popitem(last=False)
+    return [r if r is not None else new[k] for k, r in zip(keys, got, strict=True)]
+
+
+def clear() -> None:
+    """Drop every memoised term lattice (benchmarks measure cold runs with it)."""
+    _PMFS.clear()
+
 
 def batch_pmfs(keys: list[tuple]) -> list[tuple]:
-    """``term_pmf_one(*key)`` for every key ``(dist, coef, h, fraction)``, grouped by law, step and sign."""
+    """``lattice.term_pmf(*key)`` for every key ``(dist, coef, h, fraction)``, grouped by law, step and sign."""
     out: list = [None] * len(keys)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for n, (dist, coef, h, fraction) in enumerate(keys):
@@ -56,7 +94,7 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
         j0s.append(j0)
         lens.append(j1 - j0 + 1)
         scales.append(scale)
-        # term_pmf_one: v = arange(j0, j1 + 1) * scale, pad from |v[0]|, |v[-1]| (the same products)
+        # lattice.term_pmf: v = arange(j0, j1 + 1) * scale, pad from |v[0]|, |v[-1]| (the same products)
         pads.append(L._REL * max(abs(float(j0) * scale), abs(float(j1) * scale)) + 1e-12)
     lens_a = np.array(lens)
     starts = np.concatenate(([0], np.cumsum(lens_a)[:-1]))
@@ -81,7 +119,7 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
     pm[starts] = 0.0  # ... but a term's first entry is its leading 0 (the cell across two terms goes)
     pos = starts + np.minimum(firsts, lens_a - 1)
     pm[pos] += below
-    # an array of its own per term, as term_pmf_one's (its sums see the same memory)
+    # an array of its own per term, as lattice.term_pmf's (its sums see the same memory)
     pmfs = [pm[s:s + m].copy() for s, m in zip(starts.tolist(), lens, strict=True)]
     res = []
     for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, lump_trim_many(j0s, pmfs), strict=True)):

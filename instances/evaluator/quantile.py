@@ -34,8 +34,8 @@ from deplbench.instances.evaluator.lattice import (
     core,
     lump_trim,
     merge_smallest,
-    term_pmfs,
 )
+from deplbench.instances.evaluator.lattice_batch import cached_pmfs
 from deplbench.instances.evaluator.loss import LossTerms
 
 EPS = np.finfo(float).eps
@@ -149,7 +149,7 @@ def _lattice_of(terms: LossTerms, width: float) -> Lattice:
     err = 0.0
     slack = 0.0
     pmfs = []
-    for j0, pmf, b, e, s in term_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h):
+    for j0, pmf, b, e, s in cached_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h):
         beta += b
         err += e
         slack += s

@@ -28,7 +28,8 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import fft, special
 
-from deplbench.instances.evaluator.lattice import lump_trim, term_pmf, term_pmfs
+from deplbench.instances.evaluator.lattice import lump_trim
+from deplbench.instances.evaluator.lattice_batch import cached_pmf, cached_pmfs
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -200,7 +201,7 @@ def term_shift(dist, coef: float, h: float) -> float:
     ``P(T <= x_j - rho) <= G(x_j) + b`` at every lattice point (:func:`term_pmf`; a term narrower
     than a step has its own, larger ``rho``).
     """
-    return term_pmf(dist, coef, h, FRACTION)[4] - h
+    return cached_pmf(dist, coef, h, FRACTION)[4] - h
 
 
 def term_parts(terms, h: float, hist: list[bool]):
@@ -213,7 +214,7 @@ def term_parts(terms, h: float, hist: list[bool]):
     """
     pmfs, beta, err, shift = [], 0.0, 0.0, 0.0
     l1, both = [], []
-    parts = term_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h, FRACTION)
+    parts = cached_pmfs(list(zip(terms.dists, terms.coefs, strict=True)), h, FRACTION)
     for d, c, s, (j0, pmf, b, e, sl) in zip(terms.dists, terms.coefs, hist, parts, strict=True):
         m = density_cap(d, c)
         s = s and math.isfinite(m)
