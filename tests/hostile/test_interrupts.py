@@ -119,9 +119,15 @@ def test_api_returns_the_incumbent_on_keyboard_interrupt(hard):
             time.sleep(0.05)
         _thread.interrupt_main()
 
+    # a process started in the background by a shell without job control inherits SIGINT ignored,
+    # and interrupt_main() then does nothing: a Ctrl-C needs Python's own handler
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=ctrl_c, daemon=True).start()
-    with listening(seen.append):
-        res = db.solve("exact", inst, {"time_limit": 300})
+    try:
+        with listening(seen.append):
+            res = db.solve("exact", inst, {"time_limit": 300})
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert res.status == Status.INTERRUPTED, res.message
     assert res.has_solution and res.evaluation.feasible
     assert res.plan.status == "interrupted" and res.plan.certified == "feasible"
