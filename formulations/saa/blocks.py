@@ -38,6 +38,8 @@ MAX_BLOCK_SEQUENCES = 250_000
 CHUNK = 2048
 #: most bytes of the dynamic programme's arrays (beyond it: no block sequences)
 MAX_DP_BYTES = 1 << 30
+#: scenarios per pass of the dynamic programme (its arrays grow with the chunk, not with S)
+DP_SCENARIOS = 5000
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences
 
@@ -68,7 +70,11 @@ def block_limit(M: int, K: int, switches, max_sequences: int | None = None) -> t
 
 
 def dp_fits(M: int, K: int, S: int, B: int) -> bool:
-    """Whether :func:`long_bounds` stays within :data:`MAX_DP_BYTES` (two layers of lo and hi)."""
+    """Whether :func:`long_bounds` stays within :data:`MAX_DP_BYTES` (two layers of lo and hi).
+
+    ``S``: the scenarios of one pass (at most :data:`DP_SCENARIOS`); more scenarios take more
+    passes, not more memory.
+    """
     widest = math.comb(K + M - 1, M - 1) if M >= 1 else 1  # count vectors of sum K: the widest layer
     return 4 * widest * M * (B + 2) * S * 8 <= MAX_DP_BYTES
 
@@ -78,7 +84,8 @@ def _key(q: np.ndarray, K: int) -> np.ndarray:
     return q @ ((K + 1) ** np.arange(q.shape[1]))
 
 
-def long_bounds(data: SubsetData, Q: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray]:
+def long_bounds(data: SubsetData, Q: np.ndarray, B: int,
+                live: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Least and greatest loss, shape (S, len(Q)), of the sequences of more than B blocks.
 
     A dynamic programme over the epochs: the state after n epochs is (count vector, last
@@ -86,18 +93,51 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int) -> tuple[np.ndarray, np
     and, if m differs from the last model, the penalty of that switch at epoch n + 1 (only
     listed switches). Per scenario it gives the exact least and greatest loss over every
     sequence of each count vector with at least B + 1 blocks (+inf / -inf: none).
+
+    ``live`` (a mask over Q) limits the columns computed to those count vectors (the others
+    stay +inf / -inf); the programme then keeps only the states below some live vector
+    (componentwise: no other state reaches one). Scenarios go through in chunks of
+    :data:`DP_SCENARIOS`, so the arrays stay within what :func:`dp_fits` checks.
     """
-    S, M, K = data.imp.shape
+    S = data.imp.shape[0]
+    least = np.full((S, len(Q)), np.inf)
+    most = np.full((S, len(Q)), -np.inf)
+    want = np.flatnonzero(np.ones(len(Q), dtype=bool) if live is None else live)
+    if not len(want):
+        return least, most
+    layers = _layers(data.imp.shape[1], data.imp.shape[2], Q[want])
+    for a in range(0, S, DP_SCENARIOS):
+        part = slice(a, min(a + DP_SCENARIOS, S))
+        least[part], most[part] = _long_chunk(data, part, Q, want, layers, B)
+    return least, most
+
+
+def _layers(M: int, K: int, wanted: np.ndarray) -> list[np.ndarray]:
+    """Count vectors after 0..K epochs that lie below some row of ``wanted`` (componentwise)."""
+    layers = [np.zeros((1, M), dtype=np.int64)]
+    eye = np.eye(M, dtype=np.int64)
+    for _n in range(K):
+        nxt = np.unique(np.concatenate([layers[-1] + eye[m] for m in range(M)]), axis=0)
+        below = np.zeros(len(nxt), dtype=bool)
+        for lo in range(0, len(wanted), 256):  # (states, wanted, M) in slices: bounded memory
+            below |= (nxt[:, None, :] <= wanted[None, lo:lo + 256, :]).all(axis=2).any(axis=1)
+        layers.append(nxt[below])
+    return layers
+
+
+def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
+                layers: list[np.ndarray], B: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`long_bounds` for the scenarios ``part``: (least, most) of shape (chunk, len(Q))."""
+    M, K = data.imp.shape[1:]
+    S = part.stop - part.start
     C = B + 1
     pidx = {sw: p for p, sw in enumerate(data.switches)}
-    xg = data.x_run[:, :, None] * data.gain[None, :, :]  # (S, M, K)
-    layers = [np.zeros((1, M), dtype=np.int64)]
-    for _n in range(K):
-        nxt = np.unique(np.concatenate([layers[-1] + np.eye(M, dtype=np.int64)[m] for m in range(M)]), axis=0)
-        layers.append(nxt)
+    xg = data.x_run[part, :, None] * data.gain[None, :, :]  # (S, M, K)
+    pen = data.pen[part]
+    eye = np.eye(M, dtype=np.int64)
     lo = np.full((1, M, C + 1, S), np.inf)
     hi = np.full((1, M, C + 1, S), -np.inf)
-    want = {int(k): i for i, k in enumerate(_key(Q, K))}
+    targets = {int(k): int(j) for k, j in zip(_key(Q[want], K), want, strict=True)}
     least = np.full((S, len(Q)), np.inf)
     most = np.full((S, len(Q)), -np.inf)
     for n in range(K):
@@ -106,7 +146,11 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int) -> tuple[np.ndarray, np
         nlo = np.full((len(new), M, C + 1, S), np.inf)
         nhi = np.full((len(new), M, C + 1, S), -np.inf)
         for m in range(M):
-            to = np.array([pos[int(k)] for k in _key(cur + np.eye(M, dtype=np.int64)[m], K)])
+            to_all = np.array([pos.get(int(k), -1) for k in _key(cur + eye[m], K)], dtype=np.int64)
+            src = np.flatnonzero(to_all >= 0)  # states whose successor was pruned are left out
+            if not len(src):
+                continue
+            to = to_all[src]
             step = -xg[:, m, n]
             if n == 0:
                 nlo[to, m, 1] = data.l0 + step
@@ -114,29 +158,30 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int) -> tuple[np.ndarray, np
                 continue
             for a in range(M):
                 if a == m:
-                    nlo[to, m] = np.minimum(nlo[to, m], lo[:, a] + step)
-                    nhi[to, m] = np.maximum(nhi[to, m], hi[:, a] + step)
+                    nlo[to, m] = np.minimum(nlo[to, m], lo[src, a] + step)
+                    nhi[to, m] = np.maximum(nhi[to, m], hi[src, a] + step)
                 elif (a, m) in pidx:
-                    add = step + data.pen[:, pidx[(a, m)], n]
+                    add = step + pen[:, pidx[(a, m)], n]
                     for b in range(1, C + 1):
                         b2 = min(b + 1, C)
-                        nlo[to, m, b2] = np.minimum(nlo[to, m, b2], lo[:, a, b] + add)
-                        nhi[to, m, b2] = np.maximum(nhi[to, m, b2], hi[:, a, b] + add)
+                        nlo[to, m, b2] = np.minimum(nlo[to, m, b2], lo[src, a, b] + add)
+                        nhi[to, m, b2] = np.maximum(nhi[to, m, b2], hi[src, a, b] + add)
         lo, hi = nlo, nhi
         for i, k in enumerate(_key(new, K)):
-            j = want.get(int(k))
+            j = targets.get(int(k))
             if j is not None:
                 least[:, j] = lo[i, :, C].min(axis=0)
                 most[:, j] = hi[i, :, C].max(axis=0)
     return least, most
 
 
-def block_columns(data: SubsetData, Q: np.ndarray, B: int):
+def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None):
     """Chunks ``(rows of Q, least loss, greatest loss, runs)`` of exact sequences and relaxed columns.
 
     ``runs`` is a list of run-length encoded sequences (exact columns) or None (the relaxed
     column of a count vector: per-scenario least and greatest loss of its sequences of more
-    than B blocks, :func:`long_bounds`).
+    than B blocks, :func:`long_bounds`). ``live`` (a mask over Q): only the columns of those
+    count vectors.
     """
     S, M, K = data.imp.shape
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
@@ -151,6 +196,8 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int):
             for i, m in enumerate(lab):
                 q[:, m] += lengths[:, i]
             owner = np.array([index.get(int(k), -1) for k in _key(q, K)], dtype=np.int64)
+            if live is not None:
+                owner[owner >= 0] = np.where(live[owner[owner >= 0]], owner[owner >= 0], -1)
             keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation are skipped
             for lo in range(0, len(keep), CHUNK):
                 sel = keep[lo:lo + CHUNK]
@@ -164,7 +211,7 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int):
                 yield owner[sel], loss, loss, runs
     if B >= min(K, data.max_switches + 1):
         return  # every sequence has at most B blocks: no relaxed column
-    least, most = long_bounds(data, Q, B)
+    least, most = long_bounds(data, Q, B, live)
     rel = np.flatnonzero(np.isfinite(least).any(axis=0))
     for lo in range(0, len(rel), CHUNK):
         sel = rel[lo:lo + CHUNK]
@@ -186,4 +233,4 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[int(i)]) for i in idx), deadline)
 
 
-__all__ = ["MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]
+__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

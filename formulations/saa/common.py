@@ -111,8 +111,11 @@ CUT_SHARE, PREP_SHARE = 0.25, 0.7
 CERTIFY_SHARE = 0.05
 
 
-def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
-    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa.strength`."""
+def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float, cap: float = math.inf):
+    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa.strength`.
+
+    ``cap``: the cost of a plan of this selection that meets the sample strictly (:func:`cap_of`).
+    """
     from dataclasses import replace
 
     from deplbench.formulations.saa.cuts import quantile_cut_sets
@@ -122,7 +125,25 @@ def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float):
     if cuts in ("quantile", "mixing"):  # a share of the time: the strengthening finds the start plan
         data = replace(data, cut_sets=quantile_cut_sets(data, deadline=deadline - (1 - CUT_SHARE) * left))
     # the MILP keeps a share too: a limit must find the model built and the start plan passed
-    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline - (1 - PREP_SHARE) * left)
+    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline - (1 - PREP_SHARE) * left,
+                      cap=cap)
+
+
+def cap_of(instance, plans, datasets: tuple[str, ...], sc: Scenarios) -> float:
+    """Least cost of the ``plans`` of selection ``datasets`` that meet the SAA strictly (inf: none).
+
+    Strictly: every rule, the time within the budget and the loss within the target in at
+    least ``S - allowed`` scenarios, all without tolerance, so the plan is feasible for the
+    MILP itself and the optimum of this selection costs at most this much.
+    """
+    best = math.inf
+    for plan in plans:
+        if plan is None or tuple(plan.datasets) != tuple(datasets) or verify(instance, plan, sc):
+            continue
+        _, _, t = plan_costs(instance, plan)
+        if t <= instance.time_budget and evaluate_on_scenarios(instance, plan, sc, tol=0.0).ok:
+            best = min(best, plan_cost(instance, plan))
+    return best
 
 
 def merge_extra(total: dict, part: dict) -> None:
@@ -165,7 +186,7 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
     build_s = solve_s = 0.0
     subs: list[SubResult] = []
     margin_used = 0.0
-    heuristic_start(instance, sc, t0 + max(0.1 * budget, min(2.0, 0.3 * budget)))  # an incumbent, early
+    known = heuristic_start(instance, sc, t0 + max(0.1 * budget, min(2.0, 0.3 * budget)))  # an incumbent, early
     for ds in subsets:
         left = budget - (time.perf_counter() - t0)
         if left <= 0:
@@ -174,7 +195,8 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         tb = time.perf_counter()
         raw = subset_data(instance, ds, sc)
         early = _early_start(instance, raw, tb + 0.2 * left)  # before the cuts: a plan to return on a stop
-        data, part = prepare(raw, cuts=cuts, bigm=bigm, fixing=fixing, deadline=t0 + budget)
+        data, part = prepare(raw, cuts=cuts, bigm=bigm, fixing=fixing, deadline=t0 + budget,
+                             cap=cap_of(instance, (early, known), ds, sc))
         if data.start is None and early is not None:
             data = replace(data, start=early)  # the plan mip_start would enumerate again
         merge_extra(strong, part)

@@ -28,7 +28,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
-from deplbench.formulations.saa.blocks import block_columns, block_limit, dp_fits, start_plan
+from deplbench.formulations.saa.blocks import (
+    DP_SCENARIOS,
+    block_columns,
+    block_limit,
+    dp_fits,
+    start_plan,
+)
 from deplbench.formulations.saa.dag import dag_start, sequence_columns
 from deplbench.formulations.saa.data import ObjRow, SubsetData
 
@@ -177,7 +183,8 @@ def _count_columns(data: SubsetData, Q: np.ndarray):
         yield idx, data.l0 - up + phi_lo[:, nsw], data.l0 - low + phi_hi[:, nsw]
 
 
-def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = True) -> Bounds | None:
+def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = True,
+                 cap: float = math.inf) -> Bounds | None:
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
     Exact sequence losses where the switch graph is acyclic (``per_run``,
@@ -185,6 +192,12 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
     column per count vector for longer ones (:mod:`~deplbench.formulations.saa.blocks`); else
     the count-vector progress bounds.
+
+    The block sequences are enumerated only for the *live* count vectors (:func:`_screen`):
+    those whose progress bounds allow ``S - allowed`` satisfied scenarios and whose cost bound
+    is at most ``cap``, the cost of a plan of this selection that meets the sample. The others
+    enter ``h`` through their progress bounds (weaker, still valid) and never the big-M
+    (proof: ``docs/formulations.md``, "Live count vectors").
     """
     t0 = time.perf_counter()
     S, M, K = data.imp.shape
@@ -199,14 +212,16 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     cols = sequence_columns(data, Q) if data.per_run and acyclic else None
     exact = cols is not None
     B = 0
-    if cols is None and data.per_run and blocks:
-        B, _ = block_limit(M, K, data.switches)
-        B = B if B and dp_fits(M, K, S, B) else 0
-        cols = block_columns(data, Q, B) if B else None
-    if cols is None:
-        cols = _count_columns(data, Q)
     tol = SAT_TOL * max(1.0, abs(data.l0))
     h = np.full(S, np.inf)
+    if cols is None and data.per_run and blocks:
+        B, _ = block_limit(M, K, data.switches)
+        B = B if B and dp_fits(M, K, min(S, DP_SCENARIOS), B) else 0
+        if B:
+            live, h = _screen(data, Q, lb, cap, tol, deadline)
+            cols = block_columns(data, Q, B, live)
+    if cols is None:
+        cols = _count_columns(data, Q)
     bigm = np.full(S, -np.inf)
     possible = np.zeros(len(Q), dtype=bool)
     feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence (DAG: its id)
@@ -234,6 +249,31 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     start = start_plan(data, Q, lb, feasible, deadline) if B else (
         dag_start(data, Q, lb, feasible, decode, deadline) if exact else None)
     return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
+
+
+def _screen(data: SubsetData, Q: np.ndarray, lb: np.ndarray, cap: float, tol: float,
+            deadline: float) -> tuple[np.ndarray, np.ndarray]:
+    """(live, h): the count vectors worth enumerating, and ``h`` over the others.
+
+    A count vector is live when its progress bounds (:func:`_count_columns`, a relaxation of
+    every sequence it has) satisfy at least ``S - allowed`` scenarios and its cost bound is at
+    most ``cap`` (within float noise). ``h[s]``: least cost bound of a dead vector whose bounds
+    satisfy scenario s.
+    """
+    S = data.S
+    live = np.zeros(len(Q), dtype=bool)
+    h = np.full(S, np.inf)
+    top = cap + CUT_RTOL * max(1.0, abs(cap)) if math.isfinite(cap) else math.inf
+    for idx, least, _most in _count_columns(data, Q):
+        sat = least <= data.target + tol
+        alive = (sat.sum(axis=0) >= S - data.allowed) & (lb[idx] <= top)
+        live[idx[alive]] = True
+        dead = ~alive
+        if dead.any():
+            h = np.minimum(h, np.where(sat[:, dead], lb[idx[dead]][None, :], np.inf).min(axis=1))
+        if time.perf_counter() > deadline:
+            break  # the caller's own deadline check returns None
+    return live, h
 
 
 def _exact_least(alloc: Allocator, Q: np.ndarray, lb: np.ndarray, deadline: float,
@@ -296,17 +336,18 @@ def star_cut(h: np.ndarray, psi: float, v: np.ndarray, y: float, tol: float = 1e
 
 
 def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
-               deadline: float = math.inf) -> tuple[SubsetData, dict]:
+               deadline: float = math.inf, cap: float = math.inf) -> tuple[SubsetData, dict]:
     """``data`` with the chosen strengthening attached, and the figures for ``extra``.
 
     The quantile bound is computed (and reported) whatever the options; it becomes an
     objective cut with ``bigm=quantile`` or ``cuts=mixing``. Only these strengthened options
     enumerate block sequences in cyclic ``per_run`` graphs (and attach their start plan); the
     plain formulation (``bigm=worst``, ``cuts`` none or quantile) reports the cheaper
-    count-vector bounds and keeps its own MIP start, as before issue 13.
+    count-vector bounds and keeps its own MIP start, as before issue 13. ``cap``: the cost of a
+    plan of this selection that meets the sample strictly (:func:`count_bounds`).
     """
     strong = bigm == "quantile" or cuts == "mixing"
-    b = count_bounds(data, deadline, blocks=strong)
+    b = count_bounds(data, deadline, blocks=strong, cap=cap)
     if b is None:
         return data, {"bound_quantile": math.nan, "bound_count": math.nan, "n_fixed": 0, "mixing_rows": 0,
                       "strength_s": 0.0}
