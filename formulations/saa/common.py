@@ -112,9 +112,12 @@ CERTIFY_SHARE = 0.05
 
 
 def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float, cap: float = math.inf):
-    """Quantile cut sets and the strengthening of :mod:`~deplbench.formulations.saa.strength`.
+    """The strengthening of :mod:`~deplbench.formulations.saa.strength`, then the quantile cut sets.
 
-    ``cap``: the cost of a plan of this selection that meets the sample strictly (:func:`cap_of`).
+    The cuts are separated on the strengthened LP (quantile big-M, fixed scenarios, objective
+    rows): smaller and tighter than the plain one, so each round is cheaper and its cuts are
+    the ones the MILP still needs. ``cap``: the cost of a plan of this selection that meets the
+    sample strictly (:func:`cap_of`).
     """
     from dataclasses import replace
 
@@ -122,11 +125,13 @@ def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float, cap: fl
     from deplbench.formulations.saa.strength import strengthen
 
     left = deadline - time.perf_counter()
-    if cuts in ("quantile", "mixing"):  # a share of the time: the strengthening finds the start plan
+    # the MILP keeps a share: a limit must find the model built and the start plan passed
+    data, ex = strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline - (1 - PREP_SHARE) * left,
+                          cap=cap)
+    if cuts in ("quantile", "mixing"):
+        left = deadline - time.perf_counter()
         data = replace(data, cut_sets=quantile_cut_sets(data, deadline=deadline - (1 - CUT_SHARE) * left))
-    # the MILP keeps a share too: a limit must find the model built and the start plan passed
-    return strengthen(data, bigm=bigm, fixing=fixing, cuts=cuts, deadline=deadline - (1 - PREP_SHARE) * left,
-                      cap=cap)
+    return data, ex
 
 
 def cap_of(instance, plans, datasets: tuple[str, ...], sc: Scenarios) -> float:
