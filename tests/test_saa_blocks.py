@@ -47,9 +47,10 @@ def counts(runs, M):
     return tuple(q)
 
 
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
 @pytest.mark.parametrize("B", [1, 2, 3])
-def test_long_bounds_are_the_exact_extremes(B):
-    inst = small(K=6, neg_penalty=True)
+def test_long_bounds_are_the_exact_extremes(B, mode):
+    inst = small(mode, K=6, neg_penalty=True)
     data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
     Q = count_vectors(3, 6)
     least, most = saa_blocks.long_bounds(data, Q, B)
@@ -64,8 +65,21 @@ def test_long_bounds_are_the_exact_extremes(B):
         assert most[:, j] == pytest.approx(loss[:, mine].max(axis=1), abs=1e-9)
 
 
-def test_block_columns_are_the_short_sequences_and_the_relaxed_columns():
-    inst = small(K=6)
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_sequence_losses_are_the_evaluators(mode):
+    inst = small(mode, K=5, neg_penalty=True)
+    sc = sample_scenarios(inst, 12, 2)
+    data = subset_data(inst, ("d1",), sc)
+    seqs = sequences(inst)[::7]
+    loss = sequence_losses(data, seqs)
+    for j, runs in enumerate(seqs):
+        plan = Plan.from_epochs(("d1",), [(inst.model_ids[m], "A", 1.0) for m, n in runs for _ in range(n)])
+        assert loss[:, j] == pytest.approx(evaluate_on_scenarios(inst, plan, sc).losses, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_block_columns_are_the_short_sequences_and_the_relaxed_columns(mode):
+    inst = small(mode, K=6)
     data = subset_data(inst, ("d1",), sample_scenarios(inst, 10, 0))
     Q = count_vectors(3, 6)
     B = 2
@@ -101,8 +115,9 @@ def block_cap(request, monkeypatch):
     return request.param
 
 
-def test_saa_feasible_plans_satisfy_the_rows_with_a_block_cap(block_cap):
-    inst = small(K=4, target=6.0)
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_saa_feasible_plans_satisfy_the_rows_with_a_block_cap(block_cap, mode):
+    inst = small(mode, K=4, target=6.0)
     sc = sample_scenarios(inst, 30, 1)
     data = subset_data(inst, ("d1",), sc)
     data, ex = strengthen(replace(data, cut_sets=quantile_cut_sets(data)), bigm="quantile", fixing="on",
@@ -128,8 +143,9 @@ def test_saa_feasible_plans_satisfy_the_rows_with_a_block_cap(block_cap):
         assert verify(inst, data.start, sc) == ""
 
 
-def test_options_find_the_enumerated_optimum_with_a_block_cap(block_cap):
-    inst = small(noise_mode="per_run", target=6.0, budget=30.0, K=4)
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_options_find_the_enumerated_optimum_with_a_block_cap(block_cap, mode):
+    inst = small(noise_mode=mode, target=6.0, budget=30.0, K=4)
     opt = enumerate_saa(inst, 30, 1)
     for o in OPTIONS:
         for name in ("milp-highs-direct", "milp-scip"):

@@ -1,7 +1,8 @@
-"""Exact losses of short block sequences for ``per_run`` SAA whose switch graph has cycles.
+"""Exact losses of short block sequences for SAA whose switch graph has cycles.
 
-In ``per_run`` mode the loss of a plan in scenario s depends only on its model sequence, a
-run of *blocks* (maximal runs of one model). With cycles a model may come back, so the number
+The loss of a plan in scenario s depends only on its model sequence, a run of *blocks*
+(maximal runs of one model); in ``per_run`` mode a block's improvement is its model's factor
+times a sum of gains, in ``per_epoch`` mode a sum of the scenario's own improvements. With cycles a model may come back, so the number
 of sequences grows like ``2^K``; but a sequence with b blocks makes b - 1 switches, and every
 switch pays a penalty. This module splits the plans of a count vector q into
 
@@ -132,7 +133,8 @@ def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
     S = part.stop - part.start
     C = B + 1
     pidx = {sw: p for p, sw in enumerate(data.switches)}
-    xg = data.x_run[part, :, None] * data.gain[None, :, :]  # (S, M, K)
+    # per_run: the product as the exact columns form it; per_epoch: the improvements themselves
+    xg = data.x_run[part, :, None] * data.gain[None, :, :] if data.per_run else data.imp[part]  # (S, M, K)
     pen = data.pen[part]
     eye = np.eye(M, dtype=np.int64)
     lo = np.full((1, M, C + 1, S), np.inf)
@@ -175,6 +177,12 @@ def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
     return least, most
 
 
+def cumulative(data: SubsetData) -> np.ndarray:
+    """``c[s, m, k]``: improvement of model m over epochs 1..k in scenario s (``per_epoch``), shape (S, M, K+1)."""
+    S, M, _ = data.imp.shape
+    return np.concatenate([np.zeros((S, M, 1)), np.cumsum(data.imp, axis=2)], axis=2)
+
+
 def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None):
     """Chunks ``(rows of Q, least loss, greatest loss, runs)`` of exact sequences and relaxed columns.
 
@@ -185,6 +193,7 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
     """
     S, M, K = data.imp.shape
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
+    cum_s = None if data.per_run else cumulative(data)  # (S, M, K+1)
     pidx = {sw: p for p, sw in enumerate(data.switches)}
     index = {int(k): i for i, k in enumerate(_key(Q, K))}
     for b in range(1, B + 1):
@@ -201,10 +210,15 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
             keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation are skipped
             for lo in range(0, len(keep), CHUNK):
                 sel = keep[lo:lo + CHUNK]
-                G = np.zeros((len(sel), M))
-                for i, m in enumerate(lab):
-                    G[:, m] += cum[m, ends[sel, i]] - cum[m, starts[sel, i]]
-                loss = data.l0 - thin_matmul(data.x_run, G)
+                if cum_s is None:
+                    G = np.zeros((len(sel), M))
+                    for i, m in enumerate(lab):
+                        G[:, m] += cum[m, ends[sel, i]] - cum[m, starts[sel, i]]
+                    loss = data.l0 - thin_matmul(data.x_run, G)
+                else:  # per_epoch: each block's improvements summed scenario by scenario
+                    loss = np.full((S, len(sel)), data.l0)
+                    for i, m in enumerate(lab):
+                        loss -= cum_s[:, m, ends[sel, i]] - cum_s[:, m, starts[sel, i]]
                 for i in range(1, b):
                     loss += data.pen[:, pidx[(lab[i - 1], lab[i])], starts[sel, i]]
                 runs = [tuple(zip(lab, (int(n) for n in lengths[j]), strict=True)) for j in sel]
@@ -233,4 +247,4 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[int(i)]) for i in idx), deadline)
 
 
-__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "block_columns", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]
+__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "block_columns", "cumulative", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

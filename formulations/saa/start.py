@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.saa.blocks import cumulative
 from deplbench.formulations.saa.data import cheapest_start
 from deplbench.formulations.saa.model import SaaModel, SubsetData
 from deplbench.formulations.sequences import Refused, enumerate_sequences
@@ -77,7 +78,9 @@ def encode(model: SaaModel, plan: Plan) -> np.ndarray:
 
 
 def sequence_losses(data: SubsetData, runs: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
-    """Loss of each run-length encoded sequence in every scenario (``per_run`` mode), shape (S, Q)."""
+    """Loss of each run-length encoded sequence in every scenario, shape (S, Q)."""
+    if not data.per_run:
+        return _epoch_losses(data, runs)
     cum = np.concatenate([np.zeros((data.gain.shape[0], 1)), np.cumsum(data.gain, axis=1)], axis=1)
     G = np.zeros((len(runs), data.gain.shape[0]))
     pen = np.zeros((data.S, len(runs)))
@@ -90,6 +93,21 @@ def sequence_losses(data: SubsetData, runs: list[tuple[tuple[int, int], ...]]) -
                 pen[:, q] += data.pen[:, pidx[(seq[i - 1][0], m)], k]
             k += n
     return data.l0 - thin_matmul(data.x_run, G) + pen
+
+
+def _epoch_losses(data: SubsetData, runs: list[tuple[tuple[int, int], ...]]) -> np.ndarray:
+    """:func:`sequence_losses` in ``per_epoch`` mode: each block sums the scenario's own improvements."""
+    cum = cumulative(data)
+    out = np.full((data.S, len(runs)), data.l0)
+    pidx = {sw: p for p, sw in enumerate(data.switches)}
+    for q, seq in enumerate(runs):
+        k = 0
+        for i, (m, n) in enumerate(seq):
+            out[:, q] -= cum[:, m, k + n] - cum[:, m, k]
+            if i:
+                out[:, q] += data.pen[:, pidx[(seq[i - 1][0], m)], k]
+            k += n
+    return out
 
 
 def enumerated_start(data: SubsetData, deadline: float) -> Plan | None:

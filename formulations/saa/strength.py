@@ -214,7 +214,7 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
     B = 0
     tol = SAT_TOL * max(1.0, abs(data.l0))
     h = np.full(S, np.inf)
-    if cols is None and data.per_run and blocks:
+    if cols is None and blocks:
         B, _ = block_limit(M, K, data.switches)
         B = B if B and dp_fits(M, K, min(S, DP_SCENARIOS), B) else 0
         if B:
