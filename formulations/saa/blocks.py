@@ -57,12 +57,17 @@ def walks(M: int, switches, b: int) -> list[tuple[int, ...]]:
 def block_limit(M: int, K: int, switches, max_sequences: int | None = None) -> tuple[int, int]:
     """(B, sequences): the largest block count whose sequences of <= B blocks fit ``max_sequences``.
 
+    At most the longest walk of the switch graph (plus one) when it is acyclic.
+
     ``max_sequences`` defaults to :data:`MAX_BLOCK_SEQUENCES` (read at call time).
     """
     max_sequences = MAX_BLOCK_SEQUENCES if max_sequences is None else max_sequences
     total, B = 0, 0
     for b in range(1, K + 1):
-        n = math.comb(K, b) * len(walks(M, switches, b))
+        n_walks = len(walks(M, switches, b))
+        if not n_walks:  # an acyclic switch graph: no sequence has this many blocks
+            break
+        n = math.comb(K, b) * n_walks
         if total + n > max_sequences:
             break
         total += n
