@@ -188,6 +188,22 @@ def cumulative(data: SubsetData) -> np.ndarray:
     return np.concatenate([np.zeros((S, M, 1)), np.cumsum(data.imp, axis=2)], axis=2)
 
 
+def _boundaries(data: SubsetData) -> tuple[np.ndarray, np.ndarray]:
+    """``per_epoch`` tables of :func:`block_columns`: (cum by model, switch terms), scenario rows contiguous.
+
+    A sequence of blocks ``m_0 .. m_{b-1}`` starting at epochs ``0 = k_0 < k_1 < ...`` and ending at
+    ``e`` has loss ``l0 - c[m_{b-1}, e] + sum_{i >= 1} turn[(m_{i-1}, m_i), k_i]`` with ``c`` the
+    cumulative improvements (:func:`cumulative`) and ``turn[(a, m), k] = c[m, k] - c[a, k] +
+    pen[(a, m), k]``: each block's ``c[m_i, end] - c[m_i, start]`` telescopes into its switches.
+    """
+    cum = cumulative(data)  # (S, M, K+1)
+    K = data.imp.shape[2]
+    turn = np.zeros((len(data.switches), cum.shape[0], K))  # (P, S, K)
+    for p, (a, m) in enumerate(data.switches):
+        turn[p] = cum[:, m, :K] - cum[:, a, :K] + data.pen[:, p, :]
+    return np.ascontiguousarray(cum.transpose(1, 0, 2)), turn
+
+
 def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None):
     """Chunks ``(rows of Q, least loss, greatest loss, runs)`` of exact sequences and relaxed columns.
 
@@ -198,8 +214,8 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
     """
     S, M, K = data.imp.shape
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
-    cum_s = None if data.per_run else cumulative(data)  # (S, M, K+1)
     pidx = {sw: p for p, sw in enumerate(data.switches)}
+    epoch = None if data.per_run else _boundaries(data)
     index = {int(k): i for i, k in enumerate(_key(Q, K))}
     for b in range(1, B + 1):
         ends = np.array(list(itertools.combinations(range(1, K + 1), b)), dtype=np.int64).reshape(-1, b)
@@ -215,17 +231,18 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
             keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation are skipped
             for lo in range(0, len(keep), CHUNK):
                 sel = keep[lo:lo + CHUNK]
-                if cum_s is None:
+                if epoch is None:
                     G = np.zeros((len(sel), M))
                     for i, m in enumerate(lab):
                         G[:, m] += cum[m, ends[sel, i]] - cum[m, starts[sel, i]]
                     loss = data.l0 - thin_matmul(data.x_run, G)
-                else:  # per_epoch: each block's improvements summed scenario by scenario
-                    loss = np.full((S, len(sel)), data.l0)
-                    for i, m in enumerate(lab):
-                        loss -= cum_s[:, m, ends[sel, i]] - cum_s[:, m, starts[sel, i]]
-                for i in range(1, b):
-                    loss += data.pen[:, pidx[(lab[i - 1], lab[i])], starts[sel, i]]
+                    for i in range(1, b):
+                        loss += data.pen[:, pidx[(lab[i - 1], lab[i])], starts[sel, i]]
+                else:  # per_epoch: the last block's end, then one term per switch
+                    cum_t, turn = epoch
+                    loss = data.l0 - cum_t[lab[-1]][:, ends[sel, -1]]
+                    for i in range(1, b):
+                        loss += turn[pidx[(lab[i - 1], lab[i])]][:, starts[sel, i]]
                 runs = [tuple(zip(lab, (int(n) for n in lengths[j]), strict=True)) for j in sel]
                 yield owner[sel], loss, loss, runs
     if B >= min(K, data.max_switches + 1):
