@@ -10,7 +10,8 @@ live screening or cap), an independent check of the optima where it finishes.
 
 One line per S, each solve in this process through ``deplbench.registry.solve`` (so the plan is
 certified on the sample by the evaluator): status, objective, the method's runtime, the whole
-call's wall time, the preparation (sampling, strengthening, start plans), the model size.
+call's wall time, the preparation (sampling, strengthening, cut separation, start plans), the
+model's build and the solver's time, the model size.
 Results of issue 28's first measurement are in ``docs/formulations.md`` ("The scenario ladder").
 """
 
@@ -36,6 +37,7 @@ def rung(mode: str, seed: int, scenarios: int, time_limit: float, method: str,
     label = method + ("[plain]" if params else "")
     return (f"{mode:<9} S={scenarios:<6} {label}: {str(r.status):<8} objective {r.objective}  runtime "
             f"{r.runtime_s:.1f} s  wall {wall:.1f} s  prep {ex.get('prep_s', float('nan')):.1f} s  "
+            f"build {r.build_s or 0.0:.1f} s  solve {r.solve_s or 0.0:.1f} s  "
             f"vars {ex.get('n_vars')}  rows {ex.get('n_cons')}"), r
 
 
