@@ -1,0 +1,39 @@
+"""Smoke tests of the issue-28 benchmark scripts: they run, and their ratios are the stated arithmetic.
+
+No timing is asserted (speed belongs to the scripts themselves).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from deplbench.benchmarks.perf import depl as bench_depl
+from deplbench.benchmarks.perf import saa_scale
+from deplbench.results import Status
+
+
+def test_speed_paper_is_a_ratio_of_geometric_means(capsys):
+    rows = [{"opt": 10.0, "t_opt": 1.0, "t_depl": 0.1}, {"opt": 20.0, "t_opt": 4.0, "t_depl": 0.1},
+            {"opt": math.inf, "t_opt": math.nan, "t_depl": 1.0}]  # no optimum: left out
+    bench_depl.speed_paper(rows)
+    out = capsys.readouterr().out
+    assert "(2, runtime_s)" in out and "20.0x (aim >= 10x: met)" in out and "10.0x to 40.0x" in out
+    assert bench_depl.geomean([1.0, 4.0]) == pytest.approx(2.0)
+
+
+def test_speed_random_runs_exact_and_depl_on_both_modes(capsys):
+    bench_depl.speed_random(1, 120.0)
+    out = capsys.readouterr().out
+    assert out.count("random-per_run") == 1 and out.count("random-per_epoch") == 1
+    assert "exact geometric mean" in out and "aim >= 20x" in out
+
+
+def test_saa_scale_rung_reports_the_times_and_the_plain_check():
+    line, res = saa_scale.rung("per_epoch", 0, 60, 120.0, "milp-highs-direct")
+    assert res.status == Status.OPTIMAL and "optimal" in line
+    assert all(f" {k} " in line for k in ("prep", "build", "solve"))
+    line, plain = saa_scale.rung("per_epoch", 0, 60, 120.0, "milp-highs-direct", saa_scale.PLAIN)
+    assert "[plain]" in line and plain.extra["bigm"] == "worst" and plain.extra["cuts"] == "none"
+    assert plain.status == Status.OPTIMAL and plain.objective == pytest.approx(res.objective, rel=1e-6)
