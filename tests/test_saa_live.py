@@ -114,3 +114,22 @@ def test_cap_of_takes_only_strictly_feasible_plans_of_the_selection():
     assert np.array_equal(evaluate_on_scenarios(tight, plan, sc).losses, losses)  # the sample is the same
     assert verify(tight, plan, sc) == ""
     assert cap_of(tight, (plan,), ("d1",), sc) == float("inf")
+
+
+def test_a_screen_cut_short_gives_no_bounds(monkeypatch):
+    """Past the deadline the relaxation is refused, never built on an incomplete screen."""
+    import time
+
+    from deplbench.formulations.saa import strength
+
+    inst = small(K=5, target=7.0)
+    data = subset_data(inst, ("d1",), sample_scenarios(inst, 30, 1))
+    assert count_bounds(data, deadline=time.perf_counter() - 1.0) is None
+    calls = []
+
+    def screen(*args):
+        calls.append(args)
+        return None  # as when the deadline passes inside the screen
+
+    monkeypatch.setattr(strength, "_screen", screen)
+    assert count_bounds(data) is None and calls

@@ -187,11 +187,11 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
                  cap: float = math.inf) -> Bounds | None:
     """The count-vector relaxation of one selection (None: too many vectors or past ``deadline``).
 
-    Exact sequence losses where the switch graph is acyclic (``per_run``,
-    :mod:`~deplbench.formulations.saa.dag`, which also gives the start plan there); with cycles
-    (``per_run``, ``blocks``) exact losses of the sequences of at most B blocks and one relaxed
-    column per count vector for longer ones (:mod:`~deplbench.formulations.saa.blocks`); else
-    the count-vector progress bounds.
+    Exact sequence losses where the switch graph is acyclic in ``per_run`` mode
+    (:mod:`~deplbench.formulations.saa.dag`, which also gives the start plan there); otherwise
+    (``blocks``) exact losses of the sequences of at most B blocks and one relaxed column per
+    count vector for longer ones (:mod:`~deplbench.formulations.saa.blocks`); else the
+    count-vector progress bounds.
 
     The block sequences are enumerated only for the *live* count vectors (:func:`_screen`):
     those whose progress bounds allow ``S - allowed`` satisfied scenarios and whose cost bound
@@ -218,7 +218,10 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
         B, _ = block_limit(M, K, data.switches)
         B = B if B and dp_fits(M, K, min(S, DP_SCENARIOS), B) else 0
         if B:
-            live, h = _screen(data, Q, lb, cap, tol, deadline)
+            screened = _screen(data, Q, lb, cap, tol, deadline)
+            if screened is None:
+                return None  # cut short: an incomplete screen would drop live vectors
+            live, h = screened
             cols = block_columns(data, Q, B, live)
     if cols is None:
         cols = _count_columns(data, Q)
@@ -252,8 +255,8 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
 
 
 def _screen(data: SubsetData, Q: np.ndarray, lb: np.ndarray, cap: float, tol: float,
-            deadline: float) -> tuple[np.ndarray, np.ndarray]:
-    """(live, h): the count vectors worth enumerating, and ``h`` over the others.
+            deadline: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(live, h): the count vectors worth enumerating, and ``h`` over the others (None: past ``deadline``).
 
     A count vector is live when its progress bounds (:func:`_count_columns`, a relaxation of
     every sequence it has) satisfy at least ``S - allowed`` scenarios and its cost bound is at
@@ -272,7 +275,7 @@ def _screen(data: SubsetData, Q: np.ndarray, lb: np.ndarray, cap: float, tol: fl
         if dead.any():
             h = np.minimum(h, np.where(sat[:, dead], lb[idx[dead]][None, :], np.inf).min(axis=1))
         if time.perf_counter() > deadline:
-            break  # the caller's own deadline check returns None
+            return None
     return live, h
 
 
@@ -341,7 +344,7 @@ def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
 
     The quantile bound is computed (and reported) whatever the options; it becomes an
     objective cut with ``bigm=quantile`` or ``cuts=mixing``. Only these strengthened options
-    enumerate block sequences in cyclic ``per_run`` graphs (and attach their start plan); the
+    enumerate block sequences (and attach their start plan); the
     plain formulation (``bigm=worst``, ``cuts`` none or quantile) reports the cheaper
     count-vector bounds and keeps its own MIP start, as before issue 13. ``cap``: the cost of a
     plan of this selection that meets the sample strictly (:func:`count_bounds`).
