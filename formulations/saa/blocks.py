@@ -216,7 +216,8 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
     pidx = {sw: p for p, sw in enumerate(data.switches)}
     epoch = None if data.per_run else _boundaries(data)
-    index = {int(k): i for i, k in enumerate(_key(Q, K))}
+    keys = _key(Q, K)
+    index = {int(keys[i]): int(i) for i in (range(len(Q)) if live is None else np.flatnonzero(live))}
     for b in range(1, B + 1):
         ends = np.array(list(itertools.combinations(range(1, K + 1), b)), dtype=np.int64).reshape(-1, b)
         starts = np.concatenate([np.zeros((len(ends), 1), dtype=np.int64), ends[:, :-1]], axis=1)
@@ -226,9 +227,7 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
             for i, m in enumerate(lab):
                 q[:, m] += lengths[:, i]
             owner = np.array([index.get(int(k), -1) for k in _key(q, K)], dtype=np.int64)
-            if live is not None:
-                owner[owner >= 0] = np.where(live[owner[owner >= 0]], owner[owner >= 0], -1)
-            keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation are skipped
+            keep = np.flatnonzero(owner >= 0)  # count vectors without an allocation (or not live) are skipped
             for lo in range(0, len(keep), CHUNK):
                 sel = keep[lo:lo + CHUNK]
                 if epoch is None:

@@ -64,8 +64,12 @@ def dataset_subsets(instance) -> list[tuple[str, ...]]:
     return [sub for sub in nonempty_subsets(ids) if data_effect(instance, sub).g > 0]
 
 
-def verify(instance, plan: Plan, sc: Scenarios) -> str:
-    """Empty string if ``plan`` meets every rule and the SAA constraint on ``sc``, else why not."""
+def verify(instance, plan: Plan, sc: Scenarios, strict: bool = False) -> str:
+    """Empty string if ``plan`` meets every rule and the SAA constraint on ``sc``, else why not.
+
+    ``strict``: the time within the budget and the losses within the target without the
+    evaluator's tolerances (a plan the MILP itself must accept).
+    """
     models = plan.models()
     if not 1 <= len(models) <= instance.max_epochs:
         return f"K = {len(models)} epochs"
@@ -73,9 +77,9 @@ def verify(instance, plan: Plan, sc: Scenarios) -> str:
         if not instance.allowed(a, b):
             return f"forbidden switch {a} -> {b}"
     _, _, t = plan_costs(instance, plan)
-    if not within_budget(t, instance.time_budget):
+    if not (t <= instance.time_budget if strict else within_budget(t, instance.time_budget)):
         return f"time {t:.10g} > budget {instance.time_budget:g}"
-    chk = evaluate_on_scenarios(instance, plan, sc)
+    chk = evaluate_on_scenarios(instance, plan, sc, tol=0.0) if strict else evaluate_on_scenarios(instance, plan, sc)
     if not chk.ok:
         return f"{chk.n_violated} scenarios violated, {chk.allowed} allowed"
     return ""
@@ -141,14 +145,9 @@ def cap_of(instance, plans, datasets: tuple[str, ...], sc: Scenarios) -> float:
     least ``S - allowed`` scenarios, all without tolerance, so the plan is feasible for the
     MILP itself and the optimum of this selection costs at most this much.
     """
-    best = math.inf
-    for plan in plans:
-        if plan is None or tuple(plan.datasets) != tuple(datasets) or verify(instance, plan, sc):
-            continue
-        _, _, t = plan_costs(instance, plan)
-        if t <= instance.time_budget and evaluate_on_scenarios(instance, plan, sc, tol=0.0).ok:
-            best = min(best, plan_cost(instance, plan))
-    return best
+    ok = [plan_cost(instance, p) for p in plans
+          if p is not None and tuple(p.datasets) == tuple(datasets) and not verify(instance, p, sc, strict=True)]
+    return min(ok, default=math.inf)
 
 
 def merge_extra(total: dict, part: dict) -> None:
