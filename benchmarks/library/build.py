@@ -4,9 +4,11 @@ Per entry of :mod:`deplbench.benchmarks.library.spec` (one worker task each):
 
 1. generate the instance and run the exact methods in a fixed order (``bruteforce``, then
    ``exact`` with a deterministic work limit, then any other registered one) until one proves;
-   that proof is the reference. The measured time of the fastest proof grades the tier
-   (MIPLIB's rule: ``easy`` proven within :data:`EASY_S`, ``medium`` proven later, ``hard``
-   not proven within the deterministic limits: open);
+   that proof is the reference; without one, a family proof (:mod:`~deplbench.benchmarks.library.known`,
+   e.g. the knapsack reduction's dynamic programs) gives it, and where both exist they must agree.
+   The least deterministic work of a search's proof grades the tier (MIPLIB's rule: ``easy``
+   within :data:`EASY_WORK`, ``medium`` proven with more or by a family proof, ``hard`` not
+   proven within the deterministic limits: open);
 2. the true-problem reference: ``=opt=`` / ``=inf=`` when proven, else ``=best=`` (best
    certified plan) with ``=bestdual=`` (best proven bound) or ``=unkn=``;
 3. for S in :data:`~deplbench.benchmarks.library.spec.SCENARIOS`, the SAA MILP of the selection
@@ -175,6 +177,10 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
             runs.append((r, params))
     safety = [r.solver for r, _ in runs if _safety_hit(r)]
     base = {"runs": records, "safety": safety, "proof_work": None, "proof_s": None}
+    known = _known(inst, proofs[0][1] if proofs else None)
+    if known is not None and not proofs:  # a family proof closes what the searches left open
+        ref = Reference("inf") if known.status == "infeasible" else Reference("opt", known.cost)
+        return base | {"ref": ref, "plan": known.plan, "method": known.method, "params": {}}
     if proofs:
         _, best, params = proofs[0]
         works = [(w, r) for w, r, _ in proofs if w is not None]
@@ -192,6 +198,21 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
         return base | {"ref": ref, "plan": best.plan, "method": best.solver, "params": params}
     return base | {"ref": Reference("unkn"), "plan": None, "method": None, "params": {},
                    "why": "; ".join(f"{r.solver}: {r.status} {r.message[:80]}" for r, _ in runs)}
+
+
+def _known(inst, proof):
+    """The family proof of ``inst`` (:mod:`~deplbench.benchmarks.library.known`), checked against
+    the searches' ``proof`` when there is one (a disagreement stops the build)."""
+    from deplbench.benchmarks.library.known import known_reference
+
+    known = known_reference(inst)
+    if known is not None and proof is not None:
+        same = known.status == str(proof.status) and (known.cost is None or math.isclose(
+            known.cost, proof.evaluation.cost, rel_tol=1e-9))
+        if not same:
+            raise RuntimeError(f"{inst.name}: {known.method} ({known.status} {known.cost}) and {proof.solver} "
+                               f"({proof.status}) prove different references")
+    return known
 
 
 def grade(proof_work: int | None, proven: bool) -> str:
