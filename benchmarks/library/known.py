@@ -47,7 +47,12 @@ def _same_instance(a: Instance, b: Instance) -> bool:
 
 def knapsack_reference(inst: Instance) -> KnownReference | None:
     """The reference of a reduced knapsack from its dynamic programs (None if ``inst`` is not one)."""
-    from deplbench.formulations.knapsack import check_knapsack, counts_to_plan, reduce_knapsack, solve_knapsack
+    from deplbench.formulations.knapsack import (
+        check_knapsack,
+        counts_to_plan,
+        reduce_knapsack,
+        solve_knapsack,
+    )
     from deplbench.instances.evaluator.evaluate import evaluate
 
     meta = inst.metadata if isinstance(inst.metadata, dict) else {}
