@@ -83,7 +83,7 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
                                                     for t in ("easy", "medium", "hard")],
                    (str(sum(1 + len(r["saa"]) for r in recs)), "problems with a reference")]),
             "<p>Every instance of the library with its reference (the first proof of an exact method, in a fixed "
-            "order), the deterministic work of its least-work proof (which grades the tier) and that proof's "
+            "order, or else a family proof such as the knapsack reduction's), the deterministic work of its least-work proof (which grades the tier) and that proof's "
             "measured time (reported only); the files, checksums and SAA problems are on each instance's page. "
             f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
             f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
@@ -155,7 +155,7 @@ def _rules_page(site: Site, man: dict, tiers: pd.Series) -> None:
         {"tier": "easy", "instances": int(tiers.get("easy", 0)),
          "rule": f"reference proven by an exact method within {easy:,} work units (60 s of the reference machine)"},
         {"tier": "medium", "instances": int(tiers.get("medium", 0)),
-         "rule": "proven with more work, within the deterministic limits"},
+         "rule": "proven with more work, within the deterministic limits, or by a family proof (knapsack-dp)"},
         {"tier": "hard", "instances": int(tiers.get("hard", 0)), "rule": "not proven within the limits (open)"}]),
         "Graded by the deterministic work of the least-work proof (the same on every machine and load; "
         "formulations/exact/work.py), not by the clock",
@@ -163,7 +163,9 @@ def _rules_page(site: Site, man: dict, tiers: pd.Series) -> None:
         "<h2>Rules of the build</h2>", kv([(k.replace("_", " "), json.dumps(v)) for k, v in sorted(r.items())]),
         "<h2>Reference kinds (library.solu)</h2>", kv([(f"={k}=", v) for k, v in REF_WORDS.items()]),
         "<p>An instance's reference is the first proof of the exact methods run in a fixed order (bruteforce, "
-        "then exact), under deterministic limits (sequence cap, work limit); wall-clock limits are safety nets only. "
+        "then exact), under deterministic limits (sequence cap, work limit), or else a family proof (the knapsack "
+        "reduction's dynamic programs, checked against the searches where both prove); wall-clock limits are "
+        "safety nets only. "
         "An MPS file's reference is HiGHS's proof on the same sample. Tiers are graded by deterministic work; "
         "every checksummed file and the manifest are byte-identical across builds unless a safety time limit "
         "fired (the build says so; docs/library.md).</p>"]
