@@ -1,7 +1,8 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
-Run: ``python -m deplbench.benchmarks.perf.exact [--tier default|large|both|sweep|combo] [--seeds N]
-[--first-seed K] [--time-limit S] [--large-time-limit S]``. Prints one Markdown row per instance:
+Run: ``python -m deplbench.benchmarks.perf.exact [--tier default|large|both|sweep|combo|m5e40|next]
+[--seeds N] [--first-seed K] [--time-limit S] [--large-time-limit S] [--modes per_run,per_epoch]``.
+Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,
   1 dataset, density 0.5), seeds 0-9, both noise modes, 60 s each;
@@ -11,7 +12,11 @@ Run: ``python -m deplbench.benchmarks.perf.exact [--tier default|large|both|swee
   40, 60; models 4, 5; datasets 2, 3; clusters x levels 4 x 10), seeds 0-1 (``--seeds``),
   both noise modes, ``--time-limit`` (60 s) each; the tier column names the changed axis;
 * tier ``combo``: several axes at once (models 5 with epochs 40 or 60; models 4, epochs 60,
-  datasets 3; the larger tier with 40 epochs), seeds 0-1, both modes, 60 s each.
+  datasets 3; the larger tier with 40 epochs), seeds 0-1, both modes, 60 s each;
+* tier ``m5e40``: issue 28's combination tier, ``models=5, epochs=40``, seeds 0-9, both modes,
+  ``--time-limit`` (60 s) each;
+* tier ``next``: one step beyond the larger tier, ``models=6, epochs=60, clusters=4, levels=10,
+  datasets=3``, seeds 0-4, both modes, ``--large-time-limit`` (300 s) each.
 
 The cost of the ``depl-plus`` incumbent is shown beside the optimum (``exact`` starts from it),
 and the block scan's cost when it improved on it (``-`` otherwise).
@@ -25,6 +30,8 @@ import time
 from deplbench.registry import generate, solve
 
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
+M5E40 = {"models": 5, "epochs": 40}
+NEXT = {"models": 6, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
 SWEEP = ({"epochs": 30}, {"epochs": 40}, {"epochs": 60}, {"models": 4}, {"models": 5}, {"datasets": 2},
          {"datasets": 3}, {"clusters": 4, "levels": 10})
 COMBO = ({"models": 5, "epochs": 40}, {"models": 5, "epochs": 60}, {"models": 4, "epochs": 60, "datasets": 3},
@@ -51,7 +58,7 @@ def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tier", choices=("default", "large", "both", "sweep", "combo"), default="both")
+    ap.add_argument("--tier", choices=("default", "large", "both", "sweep", "combo", "m5e40", "next"), default="both")
     ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10, large tier 5)")
     ap.add_argument("--first-seed", type=int, default=0, help="skip the seeds below this one")
     ap.add_argument("--time-limit", type=float, default=60.0)
@@ -61,12 +68,13 @@ def main(argv: list[str] | None = None) -> None:
     print("| tier | mode | seed | status | cost | bound | gap | depl-plus | block scan | s | "
           + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * (10 + len(COLUMNS)))
-    tiers = [("default", {}, 10, args.time_limit), ("large", LARGE, 5, args.large_time_limit)]
+    tiers = [("default", {}, 10, args.time_limit), ("large", LARGE, 5, args.large_time_limit),
+             ("m5e40", M5E40, 10, args.time_limit), ("next", NEXT, 5, args.large_time_limit)]
     if args.tier in ("sweep", "combo"):
         tiers = [(" ".join(f"{k}={v}" for k, v in p.items()), p, 2, args.time_limit)
                  for p in (SWEEP if args.tier == "sweep" else COMBO)]
     for tier, params, seeds, limit in tiers:
-        if args.tier not in (tier, "both", "sweep", "combo"):
+        if args.tier not in (tier, "sweep", "combo") and not (args.tier == "both" and tier in ("default", "large")):
             continue
         for mode in args.modes.split(","):
             for seed in range(args.first_seed, args.seeds if args.seeds is not None else seeds):
