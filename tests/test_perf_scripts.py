@@ -11,6 +11,7 @@ import pytest
 
 from deplbench.benchmarks.perf import depl as bench_depl
 from deplbench.benchmarks.perf import saa_scale
+from deplbench.registry import solve
 from deplbench.results import Status
 
 
@@ -37,3 +38,37 @@ def test_saa_scale_rung_reports_the_times_and_the_plain_check():
     line, plain = saa_scale.rung("per_epoch", 0, 60, 120.0, "milp-highs-direct", saa_scale.PLAIN)
     assert "[plain]" in line and plain.extra["bigm"] == "worst" and plain.extra["cuts"] == "none"
     assert plain.status == Status.OPTIMAL and plain.objective == pytest.approx(res.objective, rel=1e-6)
+
+
+def _record(inst, ref: dict, tier: str = "hard") -> dict:
+    meta = inst.metadata
+    return {"name": inst.name, "family": meta["family"], "params": meta["params"], "seed": meta["seed"],
+            "tier": tier, "reference": ref}
+
+
+def test_library_close_proves_checks_and_stops_on_a_contradiction(tmp_path, capsys):
+    import json
+
+    from deplbench.benchmarks.perf import library_close
+    from deplbench.registry import generate
+
+    kp = generate("knapsack", {"items": 3, "capacity": 12, "max_weight": 5, "max_value": 10}, 2)
+    rnd = generate("random", {"models": 2, "epochs": 5, "clusters": 2, "levels": 3}, 1)
+    exact = solve("exact", rnd, {"time_limit": 60.0})
+    assert exact.status == Status.OPTIMAL
+    opt = float(exact.evaluation.cost)
+    recs = [_record(kp, {"kind": "unkn"}), _record(rnd, {"kind": "best", "value": 2 * opt, "bound": 0.5 * opt}),
+            _record(rnd, {"kind": "opt", "value": opt}, tier="easy")]
+    recs[2]["name"] = rnd.name + "-copy"  # not hard: left out by default
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": "t", "instances": recs}))
+    library_close.main([str(tmp_path), "--work", "100000"])
+    out = capsys.readouterr().out
+    assert "| knapsack-dp |" in out and f"| exact | optimal | {opt:.4f} |" in out and "-copy" not in out
+    recs[1]["reference"] = {"kind": "best", "value": 0.9 * opt, "bound": 0.5 * opt}  # a best below the optimum
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": "t", "instances": recs}))
+    with pytest.raises(SystemExit, match="the library says"):
+        library_close.main([str(tmp_path), rnd.name])
+    assert library_close._contradicts({"kind": "inf"}, "optimal", 3.0)
+    assert library_close._contradicts({"kind": "best", "value": 5.0, "bound": 4.0}, "optimal", 3.9)
+    assert not library_close._contradicts({"kind": "best", "value": 5.0, "bound": 4.0}, "optimal", 4.5)
+    assert not library_close._contradicts({"kind": "best", "value": 5.0}, "timeout", None)
