@@ -275,12 +275,14 @@ def test_budget_scales_the_exact_limits():
     import dataclasses
 
     from deplbench.benchmarks.library.build import SAFETY_FACTOR, entry_limits
-    from deplbench.benchmarks.library.spec import MEDIUM_BUDGET, entries
+    from deplbench.benchmarks.library.spec import MEDIUM_BUDGET, MEDIUM_SHAPE, RANDOM_BUDGETS, entries
     from deplbench.formulations.exact.work import UNITS_PER_S
     from deplbench.registry import generate
 
-    medium = [e for e in entries()[0] if e.budget > 1]
+    medium = [e for e in entries()[0] if MEDIUM_SHAPE.items() <= e.param_dict.items()]
     assert len(medium) >= 20 and all(e.budget == MEDIUM_BUDGET for e in medium)
+    others = {e.budget for e in entries()[0] if e not in medium}  # 1, or a shape's own budget
+    assert others == {1, *RANDOM_BUDGETS.values()}
     base = dataclasses.replace(medium[0], budget=1)
     assert entry_limits(base, 10.0, 1000) == (10.0, 1000)
     assert entry_limits(medium[0], 10.0, 1000) == (10.0 * MEDIUM_BUDGET, 1000 * MEDIUM_BUDGET)
