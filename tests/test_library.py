@@ -275,7 +275,12 @@ def test_budget_scales_the_exact_limits():
     import dataclasses
 
     from deplbench.benchmarks.library.build import SAFETY_FACTOR, entry_limits
-    from deplbench.benchmarks.library.spec import MEDIUM_BUDGET, MEDIUM_SHAPE, RANDOM_BUDGETS, entries
+    from deplbench.benchmarks.library.spec import (
+        MEDIUM_BUDGET,
+        MEDIUM_SHAPE,
+        RANDOM_BUDGETS,
+        entries,
+    )
     from deplbench.formulations.exact.work import UNITS_PER_S
     from deplbench.registry import generate
 
