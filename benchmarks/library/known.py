@@ -36,6 +36,10 @@ class KnownReference:
     cost: float | None = None
 
 
+def _metadata(inst: Instance) -> dict:
+    return inst.metadata if isinstance(inst.metadata, dict) else {}
+
+
 def _same_instance(a: Instance, b: Instance) -> bool:
     """Every field but the name and the metadata agrees."""
     da, db = a.to_json_dict(), b.to_json_dict()
@@ -55,10 +59,10 @@ def knapsack_reference(inst: Instance) -> KnownReference | None:
     )
     from deplbench.instances.evaluator.evaluate import evaluate
 
-    meta = inst.metadata if isinstance(inst.metadata, dict) else {}
-    if meta.get("family") != "knapsack" or "knapsack" not in meta:
+    data = _metadata(inst).get("knapsack")  # the family was matched by :data:`KNOWN`
+    if data is None:
         return None
-    kp = check_knapsack(meta["knapsack"], f"{inst.name}: metadata")
+    kp = check_knapsack(data, f"{inst.name}: metadata")
     if not _same_instance(reduce_knapsack(kp, inst.name), inst):
         return None
     sol = solve_knapsack(kp)
@@ -78,6 +82,5 @@ KNOWN: dict[str, Callable[[Instance], KnownReference | None]] = {"knapsack": kna
 
 def known_reference(inst: Instance) -> KnownReference | None:
     """The family proof of ``inst``, if its family has one and it applies."""
-    meta = inst.metadata if isinstance(inst.metadata, dict) else {}
-    proof = KNOWN.get(str(meta.get("family", "")))
+    proof = KNOWN.get(str(_metadata(inst).get("family", "")))
     return proof(inst) if proof is not None else None
