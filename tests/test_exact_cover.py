@@ -40,6 +40,19 @@ def test_lifted_law_is_an_increasing_majorant(a, e, c):
     assert np.all(back >= q - 1e-12) and np.all(back <= q + 2e-3)
 
 
+@pytest.mark.parametrize("family,mean,var", [("invgamma", 0.95, 0.03), ("gamma", 0.3, 0.5), ("lognormal", 2.0, 0.01)])
+def test_rounded_index_is_searchsorted(family, mean, var):
+    """The grid index by division is the binary search's, on the grid points, next to them and off the grid."""
+    r = Rounded(noise_dist(family, mean, var))
+    xs = r.xs
+    rng = np.random.default_rng(3)
+    x = np.concatenate((xs, np.nextafter(xs, -np.inf), np.nextafter(xs, np.inf), rng.uniform(xs[0] - 1, xs[-1] + 1, 20000),
+                        [-np.inf, np.inf, np.nan, -1e300, 1e300]))
+    assert np.array_equal(r.index(x), np.searchsorted(xs, x, side="right") - 1)
+    for v in (xs[0] - 1.0, xs[7], xs[-1] + 1.0):  # a scalar gives the same integer
+        assert int(r.index(v)) == int(np.searchsorted(xs, v, side="right") - 1)
+
+
 def _instance(seed: int, models: int = 3):
     return generate("random", {"models": models, "epochs": 20, "datasets": 1, "density": 1.0,
                                "noise_mode": "per_run"}, seed=seed)

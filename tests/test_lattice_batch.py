@@ -75,3 +75,20 @@ def test_lump_trim_many_equals_lump_trim():
                                                 [lattice.lump_trim(s, p) for s, p in zip(starts, pmfs, strict=True)],
                                                 strict=True):
         assert (a0, am, ae) == (b0, bm, be) and a.tobytes() == b.tobytes()
+
+
+def test_table_cache_keeps_its_point_count_and_limits(monkeypatch):
+    """The cache's running count of tabulated points equals their sum after insertions, refinements
+    (a finer table replaces a law's) and evictions, and both limits hold."""
+    monkeypatch.setattr(lattice, "MAX_TABLES", 5)
+    monkeypatch.setattr(lattice, "MAX_TOTAL", 6000)
+    lattice.clear_tables()
+    laws = [noise_dist(f, m, 0.1) for f in ("invgamma", "gamma", "lognormal") for m in (0.5, 1.0, 2.0)]
+    for step in (2.0 ** -6, 2.0 ** -9, 2.0 ** -7):
+        for law in laws:
+            lattice.table(law, step)
+            kept = sum(len(ts[0.0].val) for ts in lattice._TABLES.values())
+            assert lattice._KEPT[0] == kept
+            assert len(lattice._TABLES) <= 5 and (kept <= 6000 or len(lattice._TABLES) == 1)
+    lattice.clear_tables()
+    assert lattice._KEPT[0] == 0 and not lattice._TABLES

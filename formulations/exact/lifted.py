@@ -36,8 +36,22 @@ class Rounded:
         self.mean, self.var = d.mean, d.var
 
     def index(self, x) -> np.ndarray:
-        """Index of the largest grid point ``<= x`` (``-1`` below the grid)."""
-        return np.searchsorted(self.xs, np.asarray(x, dtype=float), side="right") - 1
+        """Index of the largest grid point ``<= x`` (``-1`` below the grid).
+
+        The same integers as ``searchsorted(xs, x, side="right") - 1``, computed from the uniform
+        grid: a guess by division, then moved while it is on the wrong side of ``x`` (the
+        division's round-off is a step at most; the loop makes the answer exact whatever it is).
+        """
+        x = np.asarray(x, dtype=float)
+        n = len(self.xs)
+        g = np.clip(np.floor((x - self.x0) / self.step), -1, n - 1)
+        i = np.where(np.isnan(g), n - 1, g).astype(np.intp)  # NaN sorts last, as in searchsorted
+        while True:  # move down while xs[i] > x, up while xs[i + 1] <= x
+            down = (i >= 0) & (self.xs[np.maximum(i, 0)] > x)
+            up = (i < n - 1) & (self.xs[np.minimum(i + 1, n - 1)] <= x)
+            if not (down.any() or up.any()):
+                return i
+            i = i - down + up
 
     def cdf(self, x) -> np.ndarray:
         i = self.index(x)

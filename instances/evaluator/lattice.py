@@ -92,6 +92,7 @@ class Table:
 
 
 _TABLES: OrderedDict = OrderedDict()  # dist -> {step: Table}, the finest under key 0.0
+_KEPT = [0]  # tabulated points of the finest tables in _TABLES (kept as a sum: no scan per insertion)
 
 
 def table(dist, d: float) -> Table:
@@ -114,17 +115,20 @@ def table(dist, d: float) -> Table:
     val[s:] = dist.sf(z[s:])
     val.setflags(write=False)
     t = Table(d, i0, split, val)
+    if ts is not None:
+        _KEPT[0] -= len(ts[0.0].val)  # a finer table replaces this law's
     _TABLES[dist] = {0.0: t, d: t}
+    _KEPT[0] += len(val)
     _TABLES.move_to_end(dist)
-    while len(_TABLES) > 1 and (len(_TABLES) > MAX_TABLES or
-                                sum(len(ts[0.0].val) for ts in _TABLES.values()) > MAX_TOTAL):
-        _TABLES.popitem(last=False)
+    while len(_TABLES) > 1 and (len(_TABLES) > MAX_TABLES or _KEPT[0] > MAX_TOTAL):
+        _KEPT[0] -= len(_TABLES.popitem(last=False)[1][0.0].val)
     return t
 
 
 def clear_tables() -> None:
     """Drop every cached table (benchmarks measure cold runs with it)."""
     _TABLES.clear()
+    _KEPT[0] = 0
     core.cache_clear()
 
 
