@@ -10,6 +10,7 @@ import math
 import pytest
 
 from deplbench.benchmarks.perf import depl as bench_depl
+from deplbench.benchmarks.perf import exact as bench_exact
 from deplbench.benchmarks.perf import saa_scale
 from deplbench.registry import solve
 from deplbench.results import Status
@@ -72,3 +73,21 @@ def test_library_close_proves_checks_and_stops_on_a_contradiction(tmp_path, caps
     assert library_close._contradicts({"kind": "best", "value": 5.0, "bound": 4.0}, "optimal", 3.9)
     assert not library_close._contradicts({"kind": "best", "value": 5.0, "bound": 4.0}, "optimal", 4.5)
     assert not library_close._contradicts({"kind": "best", "value": 5.0}, "timeout", None)
+
+
+def test_exact_script_passes_its_sets_and_reports_the_work(capsys):
+    """``--set`` reaches ``exact`` (a work limit far below the proof stops it, deterministically) and
+    the row's work column is the run's; a bad ``--set`` is one line with exit status 2, before any run."""
+    bench_exact.main(["--tier", "default", "--seeds", "1", "--modes", "per_run", "--set", "max_work=300",
+                      "--set", "cover=false"])
+    head, _, row = capsys.readouterr().out.strip().splitlines()
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    vals = dict(zip(cols, (c.strip() for c in row.strip("|").split("|")), strict=True))
+    assert vals["status"] == "timeout" and vals["cover_brackets"] == "0"
+    assert 300 <= float(vals["work"]) < 1000  # stopped at the first check past the limit
+    for bad in ("cover=maybe", "covr=1", "cover"):
+        with pytest.raises(SystemExit) as exc:
+            bench_exact.main(["--tier", "default", "--seeds", "1", "--set", bad])
+        assert exc.value.code == 2
+    err = capsys.readouterr()
+    assert err.out == "" and len(err.err.strip().splitlines()) == 3

@@ -1,7 +1,11 @@
 """``exact`` on the ``random`` family: status, optimum or certified gap, time and search figures.
 
 Run: ``python -m deplbench.benchmarks.perf.exact [--tier default|large|both|sweep|combo|m5e40|next]
-[--seeds N] [--first-seed K] [--time-limit S] [--large-time-limit S] [--modes per_run,per_epoch]``.
+[--seeds N] [--first-seed K] [--time-limit S] [--large-time-limit S] [--modes per_run,per_epoch]
+[--set KEY=VALUE ...]`` (``--set``: parameters of ``exact``, e.g. ``cover=false`` or ``max_work=60000``,
+checked against its declaration). The ``work`` column is the run's deterministic work (units of about 1 ms
+of the reference machine, ``formulations/exact/work.py``): with ``--set max_work=W`` the same stop on any
+machine and load.
 Prints one Markdown row per instance:
 
 * tier ``default``: the family's default size (3 models, 20 epochs, 2 clusters, 5 levels,
@@ -25,9 +29,12 @@ and the block scan's cost when it improved on it (``-`` otherwise).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
-from deplbench.registry import generate, solve
+from deplbench.cli.args import parse_sets
+from deplbench.errors import InputError
+from deplbench.registry import generate, get_solver, solve
 
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
 M5E40 = {"models": 5, "epochs": 40}
@@ -37,13 +44,13 @@ SWEEP = ({"epochs": 30}, {"epochs": 40}, {"epochs": 60}, {"models": 4}, {"models
 COMBO = ({"models": 5, "epochs": 40}, {"models": 5, "epochs": 60}, {"models": 4, "epochs": 60, "datasets": 3},
          {"models": 5, "epochs": 40, "clusters": 4, "levels": 10, "datasets": 3})
 COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_region",
-           "brackets", "certified", "root_bound", "peak_mem_mb")
+           "brackets", "certified", "cover_brackets", "root_bound", "peak_mem_mb", "work")
 
 
-def _row(tier: str, mode: str, seed: int, params: dict, limit: float) -> str:
+def _row(tier: str, mode: str, seed: int, params: dict, limit: float, sets: dict | None = None) -> str:
     inst = generate("random", {**params, "noise_mode": mode}, seed=seed)
     t0 = time.perf_counter()
-    res = solve("exact", inst, {"time_limit": limit})
+    res = solve("exact", inst, {"time_limit": limit, **(sets or {})})
     dt = time.perf_counter() - t0
     x = res.extra
     cost = f"{res.evaluation.cost:.4f}" if res.evaluation is not None else "-"
@@ -64,7 +71,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--large-time-limit", type=float, default=300.0)
     ap.add_argument("--modes", default="per_run,per_epoch")
+    ap.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter of exact (repeatable)")
     args = ap.parse_args(argv)
+    try:  # a bad --set: one line and exit status 2, before any run
+        sets = parse_sets(args.set)
+        get_solver("exact").parse_params({"time_limit": args.time_limit, **sets})
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
     print("| tier | mode | seed | status | cost | bound | gap | depl-plus | block scan | s | "
           + " | ".join(COLUMNS) + " |")
     print("|" + "---|" * (10 + len(COLUMNS)))
@@ -78,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         for mode in args.modes.split(","):
             for seed in range(args.first_seed, args.seeds if args.seeds is not None else seeds):
-                print(_row(tier, mode, seed, params, limit), flush=True)
+                print(_row(tier, mode, seed, params, limit, sets), flush=True)
 
 
 if __name__ == "__main__":
