@@ -92,3 +92,37 @@ def test_table_cache_keeps_its_point_count_and_limits(monkeypatch):
             assert len(lattice._TABLES) <= 5 and (kept <= 6000 or len(lattice._TABLES) == 1)
     lattice.clear_tables()
     assert lattice._KEPT[0] == 0 and not lattice._TABLES
+
+
+@pytest.mark.parametrize("h", [0.013, 1e-3])
+def test_an_untabulated_law_gives_the_tabulated_lattices(h):
+    """A law read at the needed points (``tabulate`` false: the covers' lifted laws) gives the
+    very lattices of its tabulated twin, for coefficients of both signs and several steps."""
+    from dataclasses import replace
+
+    from deplbench.formulations.exact.lifted import Rounded, lifted
+
+    r = Rounded(noise_dist("invgamma", 0.95, 0.03))
+    for a, e, c in ((0.5, 0.1, 0.9), (0.05, 0.2, 1.1)):
+        read = lifted(r, a, e, c)
+        assert not read.tabulate
+        tab = replace(read, tabulate=True)
+        keys = [(read, coef, h, lattice.GRID_FRACTION) for coef in (0.37, 1.0, 2.9, -0.8, -3.1)]
+        lattice.clear_tables()
+        clear()
+        got = batch_pmfs(keys)
+        assert not lattice._TABLES  # nothing tabulated
+        want = batch_pmfs([(tab, *k[1:]) for k in keys])
+        assert all(_same(x, y) for x, y in zip(got, want, strict=True))
+        assert all(_same(x, lattice.term_pmf(tab, *k[1:])) for x, k in zip(got, keys, strict=True))
+
+
+def test_first_at_least_is_searchsorted():
+    rng = np.random.default_rng(5)
+    for _ in range(2000):
+        d = 2.0 ** int(rng.integers(-20, 3))
+        i0 = int(rng.integers(-50, 50))
+        i1 = i0 + int(rng.integers(0, 60))
+        z = np.arange(i0, i1 + 1) * d
+        for x in (float(rng.uniform(z[0] - 3 * d, z[-1] + 3 * d)), float(z[rng.integers(len(z))])):
+            assert lattice._first_at_least(x, d, i0, i1) == int(np.searchsorted(z, x)) + i0

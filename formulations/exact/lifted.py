@@ -90,4 +90,4 @@ def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
     mean = float(f(d.mean)) + e * math.sqrt(max(d.var, 0.0))
     return Dist("lifted", lambda y: d.cdf(finv(y)), lambda y: d.sf(finv(y)), lambda q: f(d.up(d.ppf(q))),
                 lambda q: f(d.up(d.isf(q))), mean, s2 * s2 * d.var, float(f(d.x0)), math.inf,
-                float(f(d.up(d.median))))
+                float(f(d.up(d.median))), tabulate=False)  # one cell's law: read, not tabulated

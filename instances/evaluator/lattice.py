@@ -125,6 +125,38 @@ def table(dist, d: float) -> Table:
     return t
 
 
+def read(dist, d: float, idx: np.ndarray) -> tuple[np.ndarray, int]:
+    """The values of ``table(dist, d)`` at the absolute grid indices ``idx`` (inside its core), and its ``split``.
+
+    A law with ``tabulate`` false is read at those points only, never tabulated: the values
+    are the table's to the bit (``z = i d`` is the same product, ``cdf``/``sf`` act element by
+    element), at a fraction of its cost when the term's lattice is coarser than the grid (by
+    ``GRID_FRACTION`` at least) and the law serves few terms.
+    """
+    if dist.tabulate:
+        t = table(dist, d)
+        return t.val[idx - t.i0], t.split
+    zlo, zhi = core(dist)
+    split = _first_at_least(dist.median, d, math.floor(zlo / d) - 1, math.ceil(zhi / d) + 1)
+    z = idx * d
+    left = idx < split
+    w = np.empty(len(idx))
+    w[left] = dist.cdf(z[left])
+    w[~left] = dist.sf(z[~left])
+    return w, split
+
+
+def _first_at_least(x: float, d: float, i0: int, i1: int) -> int:
+    """``searchsorted(arange(i0, i1 + 1) * d, x) + i0``: the first ``i`` in ``[i0, i1]`` with
+    ``i d >= x`` (``i1 + 1`` if none), without the array (a guess moved to the exact answer)."""
+    k = min(max(math.ceil(x / d), i0), i1 + 1)
+    while k > i0 and (k - 1) * d >= x:
+        k -= 1
+    while k <= i1 and k * d < x:
+        k += 1
+    return k
+
+
 def clear_tables() -> None:
     """Drop every cached table (benchmarks measure cold runs with it)."""
     _TABLES.clear()

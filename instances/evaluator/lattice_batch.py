@@ -82,7 +82,6 @@ def batch_pmfs(keys: list[tuple]) -> list[tuple]:
 
 def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list[tuple]:
     """The pmfs of the terms ``c Z`` (``c`` in ``coefs``, all of one sign) on the table of step ``d``."""
-    t = L.table(dist, d)
     zlo, zhi = L.core(dist)
     lo_i, hi_i = math.ceil(zlo / d), math.floor(zhi / d)
     j0s, lens, scales, pads = [], [], [], []
@@ -107,13 +106,13 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
         raw = np.floor(v - pad)
         idx = np.clip(raw, lo_i, hi_i).astype(np.int64)
         firsts = np.add.reduceat((raw < lo_i).astype(np.int64), starts)  # searchsorted(raw, lo_i): raw rises within a term
-        cells, below, above = _masses(t, idx, starts, lens_a)
+        cells, below, above = _masses(*L.read(dist, d, idx), idx, starts, lens_a)
     else:  # each term's indices reversed: the whole array reversed (terms in reverse order too)
         raw = np.ceil(v + pad)
         idx = np.clip(raw, lo_i, hi_i).astype(np.int64)[::-1]
         firsts = np.add.reduceat((raw > hi_i).astype(np.int64), starts)  # searchsorted(-raw, -hi_i): raw falls within a term
         rstarts = total - (starts + lens_a)
-        cells, above, below = _masses(t, idx, rstarts, lens_a)
+        cells, above, below = _masses(*L.read(dist, d, idx), idx, rstarts, lens_a)
         cells = cells[::-1]  # back in the terms' order, each term's cells in its own order again
     pm = np.concatenate(([0.0], cells))  # pm[k + 1] = the cell between points k and k + 1
     pm[starts] = 0.0  # ... but a term's first entry is its leading 0 (the cell across two terms goes)
@@ -166,15 +165,18 @@ def lump_trim_many(starts: list[int], pmfs: list[np.ndarray]) -> list[tuple[int,
     return out
 
 
-def _masses(t, idx: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _masses(w: np.ndarray, split: int, idx: np.ndarray, starts: np.ndarray,
+            lens: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``lattice._masses`` of every term laid end to end (``starts``, ``lens``): cells, below, above.
+
+    ``w`` holds the law's table values at the grid indices ``idx`` and ``split`` its table's
+    split (:func:`~deplbench.instances.evaluator.lattice.read`).
 
     ``cells[k]`` is the mass between the points ``k`` and ``k + 1`` of the whole array (those
     across two terms are meaningless and dropped by the caller); ``below`` and ``above`` per term,
     in the order of ``starts``.
     """
-    w = t.val[idx - t.i0]
-    left = idx < t.split  # CDF values (else survival values)
+    left = idx < split  # CDF values (else survival values)
     a, b = left[:-1], left[1:]
     cells = np.where(b, w[1:] - w[:-1], np.where(a, 1.0 - w[:-1] - w[1:], w[:-1] - w[1:]))
     np.maximum(cells, 0.0, out=cells)

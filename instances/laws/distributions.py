@@ -46,6 +46,10 @@ class Dist:
     pdf: Callable[[Array], Array] | None = None
     mode: float | None = None
     peak: float | None = None
+    #: False for a law built for a few brackets whose CDF is cheap (the cover conditions' lifted
+    #: laws): the lattice reads it at the points a term needs instead of tabulating its whole core
+    #: (the same numbers, :func:`deplbench.instances.evaluator.lattice.read`)
+    tabulate: bool = True
 
     def __hash__(self) -> int:
         # the certifier's caches key on laws, several lookups per term: the hash of every field
