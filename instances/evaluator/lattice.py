@@ -104,11 +104,8 @@ def table(dist, d: float) -> Table:
         if t is None:
             t = ts[d] = ts[0.0].coarsen(d)
         return t
-    zlo, zhi = core(dist)
-    i0 = math.floor(zlo / d) - 1
-    i1 = math.ceil(zhi / d) + 1
+    i0, i1, split = _grid(dist, d)
     z = np.arange(i0, i1 + 1) * d
-    split = int(np.searchsorted(z, dist.median)) + i0  # first index with z >= median
     s = split - i0
     val = np.empty(len(z))
     val[:s] = dist.cdf(z[:s])
@@ -136,14 +133,21 @@ def read(dist, d: float, idx: np.ndarray) -> tuple[np.ndarray, int]:
     if dist.tabulate:
         t = table(dist, d)
         return t.val[idx - t.i0], t.split
-    zlo, zhi = core(dist)
-    split = _first_at_least(dist.median, d, math.floor(zlo / d) - 1, math.ceil(zhi / d) + 1)
+    split = _grid(dist, d)[2]
     z = idx * d
     left = idx < split
     w = np.empty(len(idx))
     w[left] = dist.cdf(z[left])
     w[~left] = dist.sf(z[~left])
     return w, split
+
+
+def _grid(dist, d: float) -> tuple[int, int, int]:
+    """The grid of ``dist``'s table at step ``d``: its first and last indices (one point past
+    the core on each side) and ``split``, the first index with ``i d >= median``."""
+    zlo, zhi = core(dist)
+    i0, i1 = math.floor(zlo / d) - 1, math.ceil(zhi / d) + 1
+    return i0, i1, _first_at_least(dist.median, d, i0, i1)
 
 
 def _first_at_least(x: float, d: float, i0: int, i1: int) -> int:
