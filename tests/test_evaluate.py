@@ -168,3 +168,22 @@ def test_deterministic_loss_is_exact():
     expect = 10 - 2.0 - 1.2 / math.sqrt(3) + 0.5
     assert ev.quantile_bounds == (pytest.approx(expect), pytest.approx(expect))
     assert ev.loss_mean == pytest.approx(expect)
+
+
+def test_loss_moments_are_the_sums_of_their_definition():
+    """``LossTerms.mean``/``var`` add the very products of ``sum(c * d.mean ...)`` in the same
+    order (bit for bit), with numpy and Python coefficients alike."""
+    from deplbench.instances.evaluator.loss import LossTerms
+    from deplbench.instances.laws.distributions import penalty_dist
+
+    inst = load_paper("paper-alexnet-per_epoch-t9")
+    laws = [penalty_dist(s.penalty) for s in inst.switches][:3]
+    rng = np.random.default_rng(5)
+    for n in (1, 7, 60):
+        cs = rng.normal(0.0, 3.0, n)
+        ds = tuple(laws[i] for i in rng.integers(0, len(laws), n))
+        for coefs in (tuple(cs), tuple(float(c) for c in cs)):
+            t = LossTerms(1.25, ds, coefs)
+            assert t.mean == 1.25 + sum(c * d.mean for c, d in zip(coefs, ds, strict=True))
+            assert t.var == sum(c * c * d.var for c, d in zip(coefs, ds, strict=True))
+            assert type(t.mean) is type(1.25 + sum(c * d.mean for c, d in zip(coefs, ds, strict=True)))

@@ -167,6 +167,33 @@ def test_relaxations_bound_every_completion(mode):
     assert checked > 50
 
 
+def test_fast_epoch_terms_equal_the_general_construction():
+    """``prefix_terms``'s per_epoch fast path gives the general path's terms to the bit: the same
+    offset, laws (the very objects) and coefficients, of the same types, in the same order."""
+    inst = generate("random", {"models": 3, "epochs": 12, "noise_mode": "per_epoch"}, seed=4)
+    b = Bounder(inst, {"cantelli": 0, "brackets": 0, "product": 0, "pruned_dominance": 0})
+    assert b._plain
+    g = data_effect(inst, inst.dataset_ids).g
+    checked = 0
+    for n in [(4, 4, 4), (6, 0, 6), (2, 9, 1), (3, 5, 4), (1, 1, 10)]:
+        used = [m for m in range(3) if n[m]]
+        orders = [o for o in itertools.permutations(used) if all(x in b.sw_index for x in zip(o, o[1:], strict=False))]
+        assert orders
+        for seq in (tuple(m for m in o for _ in range(n[m])) for o in orders):  # one run per model
+            for k in range(sum(n) + 1):
+                p = _prefix(b, seq[:k], n)
+                fast = b.prefix_terms(g, p)
+                b._plain = False
+                slow = b.prefix_terms(g, p)
+                b._plain = True
+                assert fast.offset == slow.offset and fast.coefs == slow.coefs
+                assert all(x is y for x, y in zip(fast.dists, slow.dists, strict=True))
+                assert [type(c) for c in fast.coefs] == [type(c) for c in slow.coefs]
+                assert len(fast.dists) == len(slow.dists) >= sum(n)
+                checked += 1
+    assert checked > 100
+
+
 def _prefix(b: Bounder, prefix: tuple[int, ...], n: tuple[int, ...]):
     from deplbench.formulations.exact.bounds import Prefix
 
@@ -275,3 +302,21 @@ def test_block_scan_plans_are_certified_and_never_below_the_optimum(mode):
         assert ev.feasible and math.isclose(ev.cost, cost, rel_tol=1e-9)
         assert ref is not None and cost >= ref * (1 - 1e-9)
     assert found  # not vacuous
+
+
+def test_memo_dominance_matches_its_definition():
+    """``search._dominated`` against its definition: g <= g2, r <= r2 and the same models remain."""
+    from deplbench.formulations.exact.search import _dominated
+
+    rng = np.random.default_rng(3)
+    hits = 0
+    for _ in range(3000):
+        r = tuple(int(x) for x in rng.integers(0, 3, 4))
+        entries = [(tuple(int(x) for x in rng.integers(0, 3, 4)), float(rng.choice([0.5, 1.0, 1.5])))
+                   for _ in range(int(rng.integers(1, 4)))]
+        g = float(rng.choice([0.5, 1.0, 1.5]))
+        want = any(g2 >= g and all(a >= b and (a > 0) == (b > 0) for a, b in zip(r2, r, strict=True))
+                   for r2, g2 in entries)
+        assert _dominated(entries, r, g) == want
+        hits += want
+    assert 100 < hits < 2900  # both answers occur

@@ -89,6 +89,11 @@ class Bounder:
         self.a = np.array([m.progress.A / (k + m.progress.B) ** m.progress.p for m in instance.models])
         self.cum = np.concatenate([np.zeros((self.M, 1)), np.cumsum(self.a, axis=1)], axis=1)
         self.noise = [model_noise(m) for m in instance.models]
+        # prefix_terms runs at every search node: rows as lists of the same numpy scalars index
+        # faster than the 2-d array, and the types and values of the terms stay the same
+        self._arow = [list(row) for row in self.a]
+        self._amin = float(np.abs(self.a).min()) if self.a.size else 0.0
+        self._plain = not any(d.is_constant for d in self.noise) and self._amin > 0.0
         self.nmean = np.array([d.mean for d in self.noise])
         self.nvar = np.array([d.var for d in self.noise])
         self.pen = [penalty_dist(s.penalty) for s in instance.switches]
@@ -127,6 +132,8 @@ class Bounder:
                 if c > 0:
                     dists.append(self.noise[m])
                     coefs.append(-g * c)
+        elif self._plain and abs(g) * self._amin > 1e-300:
+            return self._epoch_terms(g, p, offset)  # the same terms, no constant or zero one to drop
         else:
             for j, m in enumerate(p.epoch_models):
                 dists.append(self.noise[m])
@@ -141,14 +148,32 @@ class Bounder:
         for law in self.mandatory_laws(p):
             dists.append(law)
             coefs.append(1.0)
-        keep_d, keep_c = [], []
+        return self._kept(offset, dists, coefs, [], [])
+
+    @staticmethod
+    def _kept(offset: float, dists: list, coefs: list, keep_d: list, keep_c: list) -> LossTerms:
+        """Append the terms of ``dists``/``coefs`` to ``keep_*``, constants folded into ``offset``
+        in their order and zero coefficients dropped."""
         for d, c in zip(dists, coefs, strict=True):
-            if d.is_constant:
+            if d.value is not None:  # a constant law
                 offset += c * d.value
             elif c != 0.0:
                 keep_d.append(d)
                 keep_c.append(c)
         return LossTerms(offset, tuple(keep_d), tuple(keep_c))
+
+    def _epoch_terms(self, g: float, p: Prefix, offset: float) -> LossTerms:
+        """``prefix_terms`` of a ``per_epoch`` prefix when no noise law is constant and no term is
+        zero: the epoch terms go straight into the kept lists (the same values, types and order)."""
+        noise, arow, ng = self.noise, self._arow, -g
+        keep_d = [noise[m] for m in p.epoch_models]
+        keep_c = [ng * arow[m][j] for j, m in enumerate(p.epoch_models)]
+        for m in range(self.M):
+            if p.r[m]:
+                keep_d += [noise[m]] * p.r[m]
+                keep_c += [ng * x for x in arow[m][p.k: p.k + p.r[m]]]
+        dists = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+        return self._kept(offset, dists, [1.0] * len(dists), keep_d, keep_c)
 
     def mandatory(self, p: Prefix) -> int:
         """Switches every completion still makes: one into each remaining model but the last."""

@@ -10,6 +10,7 @@ decided by the evaluator's own test (:func:`~deplbench.instances.evaluator.evalu
 
 from __future__ import annotations
 
+import operator
 import time
 
 from deplbench.formulations.exact.bounds import Bounder, Prefix
@@ -35,7 +36,8 @@ class WorkLimit(Timeout):
 def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
     """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2 and
     the same models remain (so the relaxations count the same mandatory switches)."""
-    return any(g2 >= g and all(a >= b and (a > 0) == (b > 0) for a, b in zip(r2, r, strict=True))
+    pos = [b > 0 for b in r]
+    return any(g2 >= g and [a > 0 for a in r2] == pos and all(map(operator.ge, r2, r))
                for r2, g2 in entries)
 
 
