@@ -89,10 +89,8 @@ class Bounder:
         self.a = np.array([m.progress.A / (k + m.progress.B) ** m.progress.p for m in instance.models])
         self.cum = np.concatenate([np.zeros((self.M, 1)), np.cumsum(self.a, axis=1)], axis=1)
         self.noise = [model_noise(m) for m in instance.models]
-        # prefix_terms runs at every search node: rows as lists of the same numpy scalars index
-        # faster than the 2-d array, and the types and values of the terms stay the same
-        self._arow = [list(row) for row in self.a]
-        self._amin = float(np.abs(self.a).min()) if self.a.size else 0.0
+        # rows of the same numpy scalars (faster to index than the 2-d array, at every search node)
+        self._arow, self._amin = [list(row) for row in self.a], float(np.abs(self.a).min()) if self.a.size else 0.0
         self._plain = not any(d.is_constant for d in self.noise) and self._amin > 0.0
         self.nmean = np.array([d.mean for d in self.noise])
         self.nvar = np.array([d.var for d in self.noise])
@@ -152,8 +150,7 @@ class Bounder:
 
     @staticmethod
     def _kept(offset: float, dists: list, coefs: list, keep_d: list, keep_c: list) -> LossTerms:
-        """Append the terms of ``dists``/``coefs`` to ``keep_*``, constants folded into ``offset``
-        in their order and zero coefficients dropped."""
+        """Append ``dists``/``coefs`` to ``keep_*``: constants folded into ``offset`` in order, zeros dropped."""
         for d, c in zip(dists, coefs, strict=True):
             if d.value is not None:  # a constant law
                 offset += c * d.value
