@@ -122,31 +122,31 @@ class Bounder:
 
     def prefix_terms(self, g: float, p: Prefix) -> LossTerms:
         """Relaxed loss of every completion of the prefix ``p`` (exact when ``r`` is all zero)."""
-        dists, coefs = [], []
         offset = self.l0 + self.low * sum(p.r)  # future switches: at most one per remaining epoch
         if self.per_run:
+            dists, coefs = [], []
             for m in range(self.M):
                 c = p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]
                 if c > 0:
                     dists.append(self.noise[m])
                     coefs.append(-g * c)
-        elif self._plain and abs(g) * self._amin > 1e-300:
-            return self._epoch_terms(g, p, offset)  # the same terms, no constant or zero one to drop
         else:
-            for j, m in enumerate(p.epoch_models):
-                dists.append(self.noise[m])
-                coefs.append(-g * self.a[m, j])
-            for m in range(self.M):
-                for j in range(p.k, p.k + p.r[m]):
-                    dists.append(self.noise[m])
-                    coefs.append(-g * self.a[m, j])
-        for i in p.switches:
-            dists.append(self.pen[i])
-            coefs.append(1.0)
-        for law in self.mandatory_laws(p):
-            dists.append(law)
-            coefs.append(1.0)
-        return self._kept(offset, dists, coefs, [], [])
+            dists, coefs = self._epoch_lists(g, p)
+        tail = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
+        if not self.per_run and self._plain and abs(g) * self._amin > 1e-300:
+            return self._kept(offset, tail, [1.0] * len(tail), dists, coefs)  # no epoch term to fold or drop
+        return self._kept(offset, dists + tail, coefs + [1.0] * len(tail), [], [])
+
+    def _epoch_lists(self, g: float, p: Prefix) -> tuple[list, list]:
+        """The ``per_epoch`` noise terms of ``p``'s completions: its epochs', then the remaining ones."""
+        noise, arow, ng = self.noise, self._arow, -g
+        dists = [noise[m] for m in p.epoch_models]
+        coefs = [ng * arow[m][j] for j, m in enumerate(p.epoch_models)]
+        for m in range(self.M):
+            if p.r[m]:
+                dists += [noise[m]] * p.r[m]
+                coefs += [ng * x for x in arow[m][p.k: p.k + p.r[m]]]
+        return dists, coefs
 
     @staticmethod
     def _kept(offset: float, dists: list, coefs: list, keep_d: list, keep_c: list) -> LossTerms:
@@ -158,19 +158,6 @@ class Bounder:
                 keep_d.append(d)
                 keep_c.append(c)
         return LossTerms(offset, tuple(keep_d), tuple(keep_c))
-
-    def _epoch_terms(self, g: float, p: Prefix, offset: float) -> LossTerms:
-        """``prefix_terms`` of a ``per_epoch`` prefix when no noise law is constant and no term is
-        zero: the epoch terms go straight into the kept lists (the same values, types and order)."""
-        noise, arow, ng = self.noise, self._arow, -g
-        keep_d = [noise[m] for m in p.epoch_models]
-        keep_c = [ng * arow[m][j] for j, m in enumerate(p.epoch_models)]
-        for m in range(self.M):
-            if p.r[m]:
-                keep_d += [noise[m]] * p.r[m]
-                keep_c += [ng * x for x in arow[m][p.k: p.k + p.r[m]]]
-        dists = [self.pen[i] for i in p.switches] + self.mandatory_laws(p)
-        return self._kept(offset, dists, [1.0] * len(dists), keep_d, keep_c)
 
     def mandatory(self, p: Prefix) -> int:
         """Switches every completion still makes: one into each remaining model but the last."""
