@@ -116,6 +116,42 @@ def test_a_fractional_point_is_no_solution(inst):
     assert r.status != Status.OPTIMAL
 
 
+def test_cbc_start_point_after_a_stop_is_no_solution(inst):
+    """CBC 'Stopped on iterations' in its preprocessing writes its start (objective 0): an integral
+    point that breaks the rows. It is refused by the checker (old code: a decode error)."""
+    script = ("import sys; open(sys.argv[2], 'w').write('Stopped on iterations - objective value 0.00000000\\n"
+              "      0 z_0_0   1   0\\n')")
+    r = solve("mps", inst, {**P, "command": f'{{python}} -c "{script}" {{mps}} {{sol}}', "cuts": "none"})
+    assert "does not decode" not in r.message and "(not a solution)" in r.message and "row r" in r.message
+    assert r.status == Status.TIMEOUT, r.message
+
+
+def test_point_defect_is_the_checker_definition():
+    """``point_defect`` against its definition on random models: integrality, bounds, rows (relative)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from deplbench.formulations.backends.mps import INT_TOL, ROW_TOL, point_defect
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n, m = rng.integers(1, 6), rng.integers(0, 5)
+        A = sp.csr_matrix(rng.integers(-3, 4, (m, n)) * rng.choice([1.0, 1e3], (m, n)))
+        x = rng.integers(-2, 3, n) + rng.choice([0.0, 1e-7, 1e-3], n)
+        act = A @ x
+        lb = np.where(rng.random(m) < 0.3, -np.inf, act - rng.choice([0.0, 1e-4, -1e-9, -0.5], m))
+        ub = np.where(rng.random(m) < 0.3, np.inf, act + rng.choice([0.0, 1e-4, -1e-9, -0.5], m))
+        model = type("M", (), dict(A=A, row_lb=lb, row_ub=ub, lb=np.full(n, -5.0), ub=np.full(n, 5.0),
+                                   integer=rng.random(n) < 0.5, names=[f"c{j}" for j in range(n)]))()
+        frac = np.abs(x - np.rint(x))[model.integer]
+        size = np.maximum(np.maximum(abs(A) @ np.abs(x), 1.0),
+                          np.maximum(np.abs(np.nan_to_num(lb, neginf=0)), np.abs(np.nan_to_num(ub, posinf=0))))
+        rows = np.maximum(np.maximum(lb - act, act - ub), 0) / size
+        want = (frac > INT_TOL).any() or (rows > ROW_TOL).any()
+        assert bool(point_defect(model, x)) == want, trial
+    assert trial == 299
+
+
 def test_cbc_stopped_at_the_root_is_not_an_error():
     """The library comparison's failure (issue 29): CBC stopped in its root on this SAA wrote its LP
     point, which did not decode. Now the run ends on its limit with the certified incumbent."""
