@@ -78,6 +78,49 @@ def test_two_builds_are_identical(lib, tmp_path):
         assert sha256(lib.root / rel) == digest
 
 
+def test_a_stopped_build_continues_from_its_checkpoint(lib, tmp_path):
+    """Stopped (KeyboardInterrupt) after three finished entries: no library, three entries kept; one of
+    them is then damaged. The same call builds all but the two intact ones, and its library is the
+    uninterrupted build's, to the byte (outside safety-limit hits)."""
+    out, seen = tmp_path / "resumed", []
+
+    def stop_after_three(msg: str) -> None:
+        seen.append(msg)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build(out, **{**KW, "workers": 1, "log": stop_after_three})
+    assert not out.exists() and "3 of" in seen[-1] and "entries are kept" in seen[-1]
+    done = sorted((tmp_path / ".resumed.partial" / "entries").glob("*/done.json"))
+    assert len(done) == 3 and len(list((tmp_path / ".resumed.partial" / "entries").iterdir())) == 3
+    damaged = next(p for p in done[0].parent.rglob("*.json") if p.name != "done.json")
+    damaged.write_text(damaged.read_text() + " ")
+    log: list[str] = []
+    second = build(out, **{**KW, "log": log.append})
+    assert second["kept"] == 2 and sum("kept from the checkpoint" in m for m in log) == 2
+    assert not (tmp_path / ".resumed.partial").exists()  # a finished build removes its checkpoint
+    again = Library.open(out)
+    hits = _hit_problems([SUMMARY["first"], second])
+    free = {rel for rel in lib.files() if rel != "library.solu" and not any(h in rel for h in hits)}
+    assert {r: again.files().get(r) for r in free} == {r: lib.files()[r] for r in free}
+    if not hits:
+        assert (out / "manifest.json").read_bytes() == (lib.root / "manifest.json").read_bytes()
+
+
+def test_checkpoint_keys_name_everything_an_entry_depends_on():
+    from deplbench.benchmarks.library.checkpoint import code_fingerprint, job_key
+    from deplbench.benchmarks.library.spec import entries
+
+    e, f = entries(None, True)[0][:2]
+    base = (("easy",), None, 300.0, 200, (20, 40), 100)
+    key = job_key(e, base, "2.2")
+    assert job_key(e, base, "2.2") == key and len(code_fingerprint()) == 64
+    others = [job_key(f, base, "2.2"), job_key(e, base, "2.3"), job_key(e, base[:3] + (201,) + base[4:], "2.2"),
+              job_key(e, base[:4] + ((20, 41),) + base[5:], "2.2"), job_key(e, base[:5] + (101,), "2.2")]
+    assert len({key, *others}) == 6
+
+
 def _solve_file(path) -> tuple[str, float | None]:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

@@ -1,4 +1,5 @@
-"""``deplbench library build`` stopped by SIGTERM or SIGINT: nothing written, no worker left behind."""
+"""``deplbench library build`` stopped by SIGTERM or SIGINT: no library written, no entry half-kept, no worker
+left behind."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ def test_a_stopped_build_leaves_nothing(tmp_path, sig):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
     assert proc.returncode == 128 + sig, err
-    assert "stopped by signal" in err and "nothing written" in err and "Traceback" not in err
+    assert "stopped by signal" in err and "is unchanged" in err and "Traceback" not in err
     assert not out.exists() and not list(tmp_path.glob(".lib.building-*"))
+    entries = tmp_path / ".lib.partial" / "entries"  # kept only when an entry finished, and then only those
+    assert not entries.exists() or all((d / "done.json").is_file() for d in entries.iterdir())
     deadline = time.time() + 10
     while alive(children) and time.time() < deadline:
         time.sleep(0.2)

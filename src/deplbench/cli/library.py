@@ -29,9 +29,9 @@ def cmd_build(args) -> int:
                       time_limit=args.time_limit, saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes,
                       exact_work=args.exact_work, workers=args.workers, scheduler=args.scheduler,
                       cluster=args.cluster)
-    except _Stopped as stop:  # the build folder is removed and the workers ended (catalog.build)
-        print(f"deplbench: library build stopped by signal {stop.signum}: nothing written, "
-              f"{args.out} is unchanged", file=sys.stderr)
+    except _Stopped as stop:  # the workers ended, finished entries kept in the checkpoint (catalog.build)
+        print(f"deplbench: library build stopped by signal {stop.signum}: {args.out} is unchanged "
+              "(finished entries stay in the build's checkpoint for the next run)", file=sys.stderr)
         return 128 + stop.signum
     fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
     print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
@@ -51,7 +51,8 @@ def cmd_build(args) -> int:
     print(f"pages: {os.path.join(s['out'], 'site', 'index.html')}")
     engine = f"Dask scheduler {args.scheduler}" if args.scheduler else (
         f"Dask LocalCluster of {args.workers} workers" if args.cluster else f"{args.workers} workers")
-    print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {engine}, load {load})")
+    kept = f", {s['kept']} entries taken from the checkpoint of a stopped build" if s["kept"] else ""
+    print(f"build time {s['build_s']:.1f} s ({s['build_s'] / 60:.1f} min, {engine}, load {load}{kept})")
     return 0
 
 

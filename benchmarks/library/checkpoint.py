@@ -1,0 +1,138 @@
+"""A library build's checkpoint: finished entries survive a crash, Ctrl-C or a killed session.
+
+A build of the full library takes hours. Each entry is built into its own folder of the
+checkpoint, ``.NAME.partial/entries/KEY/`` beside the library ``NAME``; when the entry is
+done, its result and the checksums of its files are written last, atomically, as
+``done.json``. A build that stops for any reason keeps the checkpoint, and the same command
+run again takes every finished entry from it and builds only the others. A successful build
+assembles the library from the entries' folders and removes the checkpoint.
+
+``KEY`` is a digest of everything the entry's files depend on: the entry, the build's limits
+and sample sizes, the library version and the source of the installed package (every ``.py``
+file of the ``deplbench`` folders). Entries of another code or other limits are never reused;
+a folder without ``done.json`` (an entry cut off mid-way) is rebuilt from scratch. A lock file
+keeps two builds from writing the same checkpoint.
+
+May import: ``benchmarks.library.build``, ``errors``. Imported by: ``benchmarks.library.catalog``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import json
+import os
+import shutil
+from dataclasses import asdict
+from functools import cache
+from pathlib import Path
+
+from deplbench.benchmarks.library.build import sha256
+from deplbench.errors import InputError
+
+#: the folders mapped into the ``deplbench`` namespace (pyproject's package-dir)
+CODE_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "deplbench.heuristics",
+                 "deplbench.benchmarks")
+DONE = "done.json"
+
+
+@cache
+def code_fingerprint() -> str:
+    """sha256 of the installed package's Python source (relative paths and bytes, in order)."""
+    h = hashlib.sha256()
+    for name in CODE_PACKAGES:
+        for root in map(Path, importlib.import_module(name).__path__):
+            for path in sorted(root.rglob("*.py")):
+                h.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def job_key(entry, settings: tuple, version: str) -> str:
+    """The digest naming an entry's folder: entry, build ``settings``, library ``version``, code."""
+    text = json.dumps([asdict(entry), list(settings), version, code_fingerprint()], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class Checkpoint:
+    """The checkpoint folder of the library ``out`` (opened and locked in a ``with`` block)."""
+
+    def __init__(self, out: Path):
+        self.root = out.parent / f".{out.name}.partial"
+        self._lock = None
+
+    def __enter__(self) -> Checkpoint:
+        (self.root / "entries").mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.root / "lock", "w")  # noqa: SIM115 - held for the whole build
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise InputError("another build is writing this library's checkpoint", str(self.root)) from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with contextlib.suppress(OSError):
+            self._lock.close()
+
+    def folder(self, key: str) -> Path:
+        return self.root / "entries" / key
+
+    def finished(self, key: str) -> bool:
+        return (self.folder(key) / DONE).is_file()
+
+    def result(self, key: str) -> dict | None:
+        """The finished entry's result, or None (not finished, or its files no longer match)."""
+        try:
+            done = json.loads((self.folder(key) / DONE).read_text())
+        except (OSError, ValueError):
+            return None
+        ok = all(sha256(self.folder(key) / rel) == digest if (self.folder(key) / rel).is_file() else False
+                 for rel, digest in done["files"].items())
+        return done["result"] if ok else None
+
+    def fresh(self, key: str) -> str:
+        """An empty folder for the entry (whatever an interrupted build left there is removed)."""
+        shutil.rmtree(self.folder(key), ignore_errors=True)
+        self.folder(key).mkdir(parents=True)
+        return str(self.folder(key))
+
+    def finish(self, key: str, result: dict) -> None:
+        """Record the entry as done: its result and its files' checksums, written last and atomically."""
+        root = self.folder(key)
+        files = {p.relative_to(root).as_posix(): sha256(p) for p in sorted(root.rglob("*"))
+                 if p.is_file() and p.name != DONE}
+        tmp = root / f".{DONE}.tmp"
+        tmp.write_text(json.dumps({"key": key, "result": result, "files": files}) + "\n")
+        os.replace(tmp, root / DONE)
+
+    def assemble(self, keys: list[str], dest: Path) -> None:
+        """Link (else copy) the files of the entries ``keys`` into the library folder ``dest``: links
+        take no space, so a library that fills the disk can still be assembled."""
+        for key in keys:
+            done = json.loads((self.folder(key) / DONE).read_text())
+            for rel in done["files"]:
+                target = dest / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(self.folder(key) / rel, target)
+                except OSError:
+                    shutil.copy2(self.folder(key) / rel, target)
+
+    def prune(self) -> int:
+        """After a stop: remove the entries cut off mid-way, and the whole checkpoint when no entry
+        is finished (nothing worth keeping); the number of finished entries."""
+        kept = 0
+        for folder in sorted((self.root / "entries").iterdir()):
+            if (folder / DONE).is_file():
+                kept += 1
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        if not kept:
+            self.remove()
+        return kept
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
