@@ -8,10 +8,10 @@ run again takes every finished entry from it and builds only the others. A succe
 assembles the library from the entries' folders and removes the checkpoint.
 
 ``KEY`` is a digest of everything the entry's files depend on: the entry, the build's limits
-and sample sizes, the library version and the source of the installed package (every ``.py``
-file of the ``deplbench`` folders). Entries of another code or other limits are never reused;
-a folder without ``done.json`` (an entry cut off mid-way) is rebuilt from scratch. A lock file
-keeps two builds from writing the same checkpoint.
+and sample sizes, the library version and the installed package (every ``.py``, ``.json`` and
+``.toml`` file of the ``deplbench`` folders). Entries of another code or other limits are never
+reused; a folder without ``done.json`` (an entry cut off mid-way) is rebuilt from scratch. A lock
+file keeps two builds from writing the same checkpoint.
 
 May import: ``benchmarks.library.build``, ``errors``. Imported by: ``benchmarks.library.catalog``.
 """
@@ -38,13 +38,17 @@ CODE_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "
 DONE = "done.json"
 
 
+#: the files of the package that decide an entry's outcome: code and package data (paper families)
+CODE_SUFFIXES = (".py", ".json", ".toml")
+
+
 @cache
 def code_fingerprint() -> str:
-    """sha256 of the installed package's Python source (relative paths and bytes, in order)."""
+    """sha256 of the installed package's source and data (relative paths and bytes, in order)."""
     h = hashlib.sha256()
     for name in CODE_PACKAGES:
         for root in map(Path, importlib.import_module(name).__path__):
-            for path in sorted(root.rglob("*.py")):
+            for path in sorted(p for p in root.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file()):
                 h.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
                 h.update(path.read_bytes())
     return h.hexdigest()
