@@ -108,6 +108,30 @@ def test_a_stopped_build_continues_from_its_checkpoint(lib, tmp_path):
         assert (out / "manifest.json").read_bytes() == (lib.root / "manifest.json").read_bytes()
 
 
+def test_an_interrupted_reference_run_stops_the_build(tmp_path, monkeypatch):
+    """A solver that catches Ctrl-C returns its best plan as 'interrupted': the build stops at the first
+    entry that needs ``exact`` and records nothing of it (it used to grade it 'hard' and go on)."""
+    import deplbench.registry as registry
+    from deplbench.results import SolveResult, Status
+
+    real = registry.solve
+
+    def interrupted_exact(name, inst, params, **kw):
+        if name == "exact":
+            return SolveResult(status=Status.INTERRUPTED, plan=None, objective=None, solver=name)
+        return real(name, inst, params, **kw)
+
+    monkeypatch.setattr(registry, "solve", interrupted_exact)
+    msgs: list[str] = []
+    with pytest.raises(KeyboardInterrupt, match="exact was interrupted"):
+        build(tmp_path / "lib", **{**KW, "workers": 1, "log": msgs.append})
+    finished = [m for m in msgs if m.startswith("[")]  # entries that bruteforce proved before it
+    assert not (tmp_path / "lib").exists() and finished and f"{len(finished)} of" in msgs[-1]
+    done = [json.loads(p.read_text())["result"] for p in (tmp_path / ".lib.partial").glob("entries/*/done.json")]
+    assert len(done) == len(finished)  # the interrupted entry is not among them
+    assert all(run["status"] != "interrupted" for r in done for run in r["timing"]["exact"].values())
+
+
 def test_checkpoint_keys_name_everything_an_entry_depends_on():
     from deplbench.benchmarks.library.checkpoint import code_fingerprint, job_key
     from deplbench.benchmarks.library.spec import entries

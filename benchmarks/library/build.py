@@ -144,6 +144,13 @@ def _record(r, cpu_s: float) -> dict:
             "work": run_work(r), "counters": counters(r.solver, r.extra)}
 
 
+def stopped(what: str) -> None:
+    """A reference run ended by Ctrl-C or SIGTERM (its solver returns its best plan, status
+    ``interrupted``, or HiGHS ``kInterrupt``): the build was stopped, so the entry is not finished
+    and nothing of it may be recorded."""
+    raise KeyboardInterrupt(f"{what} was interrupted: the build is stopped")
+
+
 def _agree(first, other) -> bool:
     return other.status == first.status and (other.status == Status.INFEASIBLE or math.isclose(
         other.evaluation.cost, first.evaluation.cost, rel_tol=1e-9))
@@ -168,6 +175,8 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
         params = method_params(name, safety_s, exact_work)
         c0 = time.process_time()
         r = solve(name, inst, params)
+        if r.status == Status.INTERRUPTED:
+            stopped(f"{inst.name}: {name}")
         records[name] = _record(r, time.process_time() - c0)
         if r.status in (Status.OPTIMAL, Status.INFEASIBLE):
             if proofs and not _agree(proofs[0][1], r):
@@ -260,6 +269,8 @@ def solve_saa_file(data, inst, sc, time_limit: float,
     x0 = mip_start(model, t0 + time_limit)
     set_start(h, x0)
     status, x, _, bound, _ = run_highs(h)
+    if h.getModelStatus() == highspy.HighsModelStatus.kInterrupt:  # the build sets no interrupt callback
+        stopped(f"{inst.name}: the SAA reference solve")
     secs = time.perf_counter() - t0
     safety = secs >= time_limit or h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
     stop = h.modelStatusToString(h.getModelStatus())

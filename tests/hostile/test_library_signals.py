@@ -4,6 +4,7 @@ left behind."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -45,3 +46,28 @@ def test_a_stopped_build_leaves_nothing(tmp_path, sig):
     while alive(children) and time.time() < deadline:
         time.sleep(0.2)
     assert not alive(children)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_build_in_one_process_stops_on_a_signal(tmp_path, sig):
+    """`--workers 1`: the entries run in the build's own process, where a solver catches the signal and
+    returns its best plan ('interrupted'); the build must stop there, not grade the entry and go on."""
+    out = tmp_path / "lib"
+    proc = subprocess.Popen([sys.executable, "-m", "deplbench.cli", "library", "build", "--quick", "--out", str(out),
+                             "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        time.sleep(6.0)  # imports done, entries being built
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 128 + sig, err
+    assert f"stopped by signal {int(sig)}" in err and "Traceback" not in err and not out.exists()
+    for done in (tmp_path / ".lib.partial").glob("entries/*/done.json"):  # what is kept was finished
+        runs = json.loads(done.read_text())["result"]["timing"]["exact"].values()
+        assert all(run["status"] != "interrupted" for run in runs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
@@ -14,7 +15,11 @@ class _Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+_SIGNALS: list[int] = []  # the signals received during a build
+
+
 def _raise_stop(signum, _frame) -> None:
+    _SIGNALS.append(signum)
     raise _Stopped(signum)
 
 
@@ -29,10 +34,12 @@ def cmd_build(args) -> int:
                       time_limit=args.time_limit, saa_time_limit=args.saa_time_limit, saa_nodes=args.saa_nodes,
                       exact_work=args.exact_work, workers=args.workers, scheduler=args.scheduler,
                       cluster=args.cluster)
-    except _Stopped as stop:  # the workers ended, finished entries kept in the checkpoint (catalog.build)
-        print(f"deplbench: library build stopped by signal {stop.signum}: {args.out} is unchanged "
+    except KeyboardInterrupt as stop:  # the workers ended, finished entries kept in the checkpoint (catalog.build)
+        # a solver that caught the signal returned 'interrupted' and the build raised its own stop
+        signum = int(getattr(stop, "signum", _SIGNALS[-1] if _SIGNALS else signal.SIGINT))
+        print(f"deplbench: library build stopped by signal {signum}: {args.out} is unchanged "
               "(finished entries stay in the build's checkpoint for the next run)", file=sys.stderr)
-        return 128 + stop.signum
+        return 128 + signum
     fams = ", ".join(f"{k} {v}" for k, v in sorted(s["families"].items()))
     print(f"library {s['out']}: {s['instances']} instances ({fams}); tiers "
           + ", ".join(f"{t} {s['tiers'].get(t, 0)}" for t in ("easy", "medium", "hard")))
