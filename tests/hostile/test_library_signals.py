@@ -16,32 +16,51 @@ import pytest
 from harness_configs import alive
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_stopped_build_leaves_nothing(tmp_path, sig):
-    out = tmp_path / "lib"
+def _build_and_stop(out, workers: int, sig, ready) -> tuple[int, str]:
+    """Run ``library build --quick`` with ``workers``; once ``ready(process)`` returns, send ``sig`` to the
+    build only (not its group: it must end its workers itself); (exit status, stderr)."""
     proc = subprocess.Popen([sys.executable, "-m", "deplbench.cli", "library", "build", "--quick", "--out", str(out),
-                             "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--workers", str(workers)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        me, deadline = psutil.Process(proc.pid), time.time() + 120
-        while time.time() < deadline and len(alive(me.children(recursive=True))) < 2:  # the workers are up
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
-        time.sleep(3.0)  # the workers are building their first entries
-        children = me.children(recursive=True)
-        assert len(alive(children)) >= 2
-        proc.send_signal(sig)  # to the build only (not its group): it must end its workers itself
+        ready(proc)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 128 + sig, err
-    assert "stopped by signal" in err and "is unchanged" in err and "Traceback" not in err
-    assert not out.exists() and not list(tmp_path.glob(".lib.building-*"))
-    entries = tmp_path / ".lib.partial" / "entries"  # kept only when an entry finished, and then only those
+    return proc.returncode, err
+
+
+def _kept_entries_are_finished(tmp_path) -> None:
+    """The checkpoint holds only finished entries, none of them graded from an interrupted run."""
+    entries = tmp_path / ".lib.partial" / "entries"
     assert not entries.exists() or all((d / "done.json").is_file() for d in entries.iterdir())
+    for done in entries.glob("*/done.json"):
+        runs = json.loads(done.read_text())["result"]["timing"]["exact"].values()
+        assert all(run["status"] != "interrupted" for run in runs)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_build_leaves_nothing(tmp_path, sig):
+    children = []
+
+    def workers_busy(proc) -> None:
+        me, deadline = psutil.Process(proc.pid), time.time() + 120
+        while time.time() < deadline and len(alive(me.children(recursive=True))) < 2:  # the workers are up
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(3.0)  # the workers are building their first entries
+        children.extend(me.children(recursive=True))
+        assert len(alive(children)) >= 2
+
+    code, err = _build_and_stop(tmp_path / "lib", 2, sig, workers_busy)
+    assert code == 128 + sig, err
+    assert "stopped by signal" in err and "is unchanged" in err and "Traceback" not in err
+    assert not (tmp_path / "lib").exists() and not list(tmp_path.glob(".lib.building-*"))
+    _kept_entries_are_finished(tmp_path)
     deadline = time.time() + 10
     while alive(children) and time.time() < deadline:
         time.sleep(0.2)
@@ -52,22 +71,12 @@ def test_a_stopped_build_leaves_nothing(tmp_path, sig):
 def test_a_build_in_one_process_stops_on_a_signal(tmp_path, sig):
     """`--workers 1`: the entries run in the build's own process, where a solver catches the signal and
     returns its best plan ('interrupted'); the build must stop there, not grade the entry and go on."""
-    out = tmp_path / "lib"
-    proc = subprocess.Popen([sys.executable, "-m", "deplbench.cli", "library", "build", "--quick", "--out", str(out),
-                             "--workers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
+
+    def building(proc) -> None:
         time.sleep(6.0)  # imports done, entries being built
         assert proc.poll() is None, proc.communicate()
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert proc.returncode == 128 + sig, err
-    assert f"stopped by signal {int(sig)}" in err and "Traceback" not in err and not out.exists()
-    for done in (tmp_path / ".lib.partial").glob("entries/*/done.json"):  # what is kept was finished
-        runs = json.loads(done.read_text())["result"]["timing"]["exact"].values()
-        assert all(run["status"] != "interrupted" for run in runs)
+
+    code, err = _build_and_stop(tmp_path / "lib", 1, sig, building)
+    assert code == 128 + sig, err
+    assert f"stopped by signal {int(sig)}" in err and "Traceback" not in err and not (tmp_path / "lib").exists()
+    _kept_entries_are_finished(tmp_path)
