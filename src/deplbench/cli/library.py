@@ -95,7 +95,9 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
     sub = p.add_subparsers(dest="library_command", metavar="ACTION", parser_class=type(p))
-    s = sub.add_parser("build", help="build the library (instances, SAA MPS files, library.solu, manifest)")
+    s = sub.add_parser("build", help="build the library (instances, SAA MPS files, library.solu, manifest)",
+                       description="Build the library. Finished entries are kept in a checkpoint beside it "
+                                   "(.OUT.partial): a stopped build continues when the same command runs again.")
     s.add_argument("--out", default=DEFAULT_DIR)
     s.add_argument("--tiers", default="easy,medium,hard", help="comma-separated tiers to keep")
     s.add_argument("--quick", action="store_true", help="the small subset used by the tests (~12 instances)")
