@@ -145,6 +145,25 @@ def test_checkpoint_keys_name_everything_an_entry_depends_on():
     assert len({key, *others}) == 6
 
 
+
+def test_a_stop_keeps_finished_entries_and_counts_only_this_builds(tmp_path):
+    from deplbench.benchmarks.library.checkpoint import Checkpoint
+
+    with Checkpoint(tmp_path / "lib") as ck:
+        for key in ("mine", "cut", "stale"):
+            (Path(ck.fresh(key)) / "a.mps").write_text(key)
+        ck.finish("mine", {"tier": "easy"})
+        ck.finish("stale", {"tier": "hard"})
+        (ck.folder("mine") / "a.mps").write_text("damaged")
+        assert ck.prune(["mine", "cut"]) == 1  # "stale" (another build's) is kept, not counted
+        assert not ck.folder("cut").exists() and ck.folder("stale").is_dir()
+        assert ck.result("stale") == {"tier": "hard"} and ck.result("mine") is None  # checksums differ
+    with Checkpoint(tmp_path / "lib") as ck:
+        assert ck.prune(["cut"]) == 0 and ck.root.exists()  # finished entries remain: kept
+        shutil.rmtree(ck.folder("mine"))
+        shutil.rmtree(ck.folder("stale"))
+        assert ck.prune([]) == 0 and not ck.root.exists()  # nothing finished: the checkpoint goes
+
 def _solve_file(path) -> tuple[str, float | None]:
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

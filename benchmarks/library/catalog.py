@@ -159,8 +159,8 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
                 dask = dask_client(workers, scheduler, cluster)
             results, kept = _run_entries(ents, settings, ck, workers, log, dask[0] if dask else None)
         except BaseException:
-            if ck.prune():
-                kept = sum(ck.finished(job_key(e, settings, LIBRARY_VERSION)) for e in ents)
+            kept = ck.prune([job_key(e, settings, LIBRARY_VERSION) for e in ents])
+            if kept:
                 log(f"build stopped: {kept} of {len(ents)} entries are kept in {ck.root}; the same command "
                     "continues from them")
             raise

@@ -66,6 +66,7 @@ class Checkpoint:
     def __init__(self, out: Path):
         self.root = out.parent / f".{out.name}.partial"
         self._lock = None
+        self._read: dict[str, dict] = {}
 
     def __enter__(self) -> Checkpoint:
         (self.root / "entries").mkdir(parents=True, exist_ok=True)
@@ -84,18 +85,22 @@ class Checkpoint:
     def folder(self, key: str) -> Path:
         return self.root / "entries" / key
 
-    def finished(self, key: str) -> bool:
-        return (self.folder(key) / DONE).is_file()
+    def _done(self, key: str) -> dict | None:
+        """The entry's parsed ``done.json`` (read once per build), or None when there is none."""
+        if key not in self._read:
+            try:
+                self._read[key] = json.loads((self.folder(key) / DONE).read_text())
+            except (OSError, ValueError):
+                return None
+        return self._read[key]
 
     def result(self, key: str) -> dict | None:
         """The finished entry's result, or None (not finished, or its files no longer match)."""
-        try:
-            done = json.loads((self.folder(key) / DONE).read_text())
-        except (OSError, ValueError):
+        done = self._done(key)
+        if done is None:
             return None
-        ok = all(sha256(self.folder(key) / rel) == digest if (self.folder(key) / rel).is_file() else False
-                 for rel, digest in done["files"].items())
-        return done["result"] if ok else None
+        files = ((self.folder(key) / rel, digest) for rel, digest in done["files"].items())
+        return done["result"] if all(f.is_file() and sha256(f) == digest for f, digest in files) else None
 
     def fresh(self, key: str) -> str:
         """An empty folder for the entry (whatever an interrupted build left there is removed)."""
@@ -109,15 +114,16 @@ class Checkpoint:
         files = {p.relative_to(root).as_posix(): sha256(p) for p in sorted(root.rglob("*"))
                  if p.is_file() and p.name != DONE}
         tmp = root / f".{DONE}.tmp"
-        tmp.write_text(json.dumps({"key": key, "result": result, "files": files}) + "\n")
+        done = {"key": key, "result": result, "files": files}
+        tmp.write_text(json.dumps(done) + "\n")
         os.replace(tmp, root / DONE)
+        self._read[key] = done
 
     def assemble(self, keys: list[str], dest: Path) -> None:
         """Link (else copy) the files of the entries ``keys`` into the library folder ``dest``: links
         take no space, so a library that fills the disk can still be assembled."""
         for key in keys:
-            done = json.loads((self.folder(key) / DONE).read_text())
-            for rel in done["files"]:
+            for rel in self._done(key)["files"]:
                 target = dest / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 try:
@@ -125,18 +131,18 @@ class Checkpoint:
                 except OSError:
                     shutil.copy2(self.folder(key) / rel, target)
 
-    def prune(self) -> int:
+    def prune(self, keys: list[str]) -> int:
         """After a stop: remove the entries cut off mid-way, and the whole checkpoint when no entry
-        is finished (nothing worth keeping); the number of finished entries."""
-        kept = 0
+        is finished (nothing worth keeping); how many of this build's entries ``keys`` are kept."""
+        finished = set()
         for folder in sorted((self.root / "entries").iterdir()):
             if (folder / DONE).is_file():
-                kept += 1
+                finished.add(folder.name)
             else:
                 shutil.rmtree(folder, ignore_errors=True)
-        if not kept:
+        if not finished:
             self.remove()
-        return kept
+        return len(finished.intersection(keys))
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
