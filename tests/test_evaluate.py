@@ -187,3 +187,5 @@ def test_loss_moments_are_the_sums_of_their_definition():
             assert t.mean == 1.25 + sum(c * d.mean for c, d in zip(coefs, ds, strict=True))
             assert t.var == sum(c * c * d.var for c, d in zip(coefs, ds, strict=True))
             assert type(t.mean) is type(1.25 + sum(c * d.mean for c, d in zip(coefs, ds, strict=True)))
+    with pytest.raises(ValueError, match="2 laws but 1 coefficients"):  # never a silently shorter sum
+        LossTerms(0.0, tuple(laws[:2]), (1.0,))

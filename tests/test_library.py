@@ -371,18 +371,19 @@ def test_budget_scales_the_exact_limits():
     from deplbench.formulations.exact.work import UNITS_PER_S
     from deplbench.registry import generate
 
-    medium = [e for e in entries()[0] if MEDIUM_SHAPE.items() <= e.param_dict.items()]
+    ents = entries()[0]
+    medium = [e for e in ents if MEDIUM_SHAPE.items() <= e.param_dict.items()]
     own = {(e.param_dict["epochs"], e.seed): e.budget for e in medium if e.budget != MEDIUM_BUDGET}
     assert len(medium) >= 20 and own == MEDIUM_BUDGETS  # MEDIUM_BUDGET, or a candidate's own budget
-    others = {e.budget for e in entries()[0] if e not in medium}  # 1, or a shape's own budget
+    others = {e.budget for e in ents if e not in medium}  # 1, or a shape's own budget
     assert others == {1, *RANDOM_BUDGETS.values()}
-    medium = [e for e in medium if e.budget == MEDIUM_BUDGET]
-    base = dataclasses.replace(medium[0], budget=1)
+    one = next(e for e in medium if e.budget == MEDIUM_BUDGET)
+    base = dataclasses.replace(one, budget=1)
     assert entry_limits(base, 10.0, 1000) == (10.0, 1000)
-    assert entry_limits(medium[0], 10.0, 1000) == (10.0 * MEDIUM_BUDGET, 1000 * MEDIUM_BUDGET)
+    assert entry_limits(one, 10.0, 1000) == (10.0 * MEDIUM_BUDGET, 1000 * MEDIUM_BUDGET)
     # no time limit given: the safety net is SAFETY_FACTOR times the work limit in reference seconds
-    assert entry_limits(medium[0], None, 1000) == (SAFETY_FACTOR * 1000 * MEDIUM_BUDGET / UNITS_PER_S,
-                                                   1000 * MEDIUM_BUDGET)
+    assert entry_limits(one, None, 1000) == (SAFETY_FACTOR * 1000 * MEDIUM_BUDGET / UNITS_PER_S,
+                                             1000 * MEDIUM_BUDGET)
     # a work limit that leaves an instance open at budget 1 proves it at a larger budget
     inst = generate("knapsack", {"items": 6, "capacity": 30, "max_weight": 10, "max_value": 20}, 1)
     unit = int(solve("exact", inst, {"time_limit": 120.0}).extra["work"] / 3)

@@ -31,6 +31,11 @@ class LossTerms:
     coefs: tuple[float, ...]
     forbidden_switches: tuple[int, ...] = ()  # epochs (1-based) whose switch is not listed
 
+    def __post_init__(self):
+        # ``mean`` and ``var`` zip the two in C, which would silently drop the longer one's tail
+        if len(self.dists) != len(self.coefs):
+            raise ValueError(f"LossTerms: {len(self.dists)} laws but {len(self.coefs)} coefficients")
+
     # the same products added in the same order as ``sum(c * d.mean for ...)``, iterated in C
     # (``exact`` asks for them at every search node)
     @property
