@@ -9,7 +9,7 @@ into keys on whole lattice subtrees.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,8 +41,17 @@ class Condition:
     entries: str | None = None  # "level" (product bound) or "cantelli": the support's entries (Lemma 10)
     level: float = 1.0  # with "level": P(entry >= y_m) >= level for each entry
     src: Bounder | None = None  # supplies the entry laws of a support
+    _needs: dict = field(default_factory=dict, repr=False, compare=False)  # support (bytes) -> need
 
     def need_for(self, used: np.ndarray) -> float:
+        """:meth:`need_on` of the support ``used`` (a boolean vector), remembered per support."""
+        key = used.tobytes()
+        out = self._needs.get(key)
+        if out is None:
+            out = self._needs[key] = self.need_on(used)
+        return out
+
+    def need_on(self, used: np.ndarray) -> float:
         """``need`` on a support: plus the entries into all its models but the first
         (``sum_U y - max_U y`` when the first model is unknown, Lemma 10; ``sum_U y - y_f`` when no
         switch of ``U`` enters ``f``, which must then come first), less, for the joint
