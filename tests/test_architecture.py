@@ -131,3 +131,4 @@ def test_a_wheel_holds_every_subpackage(tmp_path, found):
     assert missing == []
     assert any(n.startswith("deplbench/benchmarks/configs/") for n in names)
     assert any(n.startswith("deplbench/instances/data/") for n in names)
+    assert any(n.startswith("deplbench/benchmarks/library/published/") and n.endswith(".solu") for n in names)

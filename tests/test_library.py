@@ -50,6 +50,7 @@ def test_quick_library_has_references_and_tiers(lib):
     assert "easy" in tiers and tiers <= {"easy", "medium", "hard"}  # measured: depends on the exact methods
     names = [r["name"] for r in recs] + [s["name"] for r in recs for s in r["saa"]]
     assert set(names) == set(lib.refs)  # one reference per problem, nothing else
+    assert "published" not in SUMMARY["first"]  # the quick list is not the published library
     assert all(len(r["saa"]) == 4 for r in recs)  # 2 sample sizes x 2 formulations
     assert {ref.kind for ref in lib.refs.values()} >= {"opt", "inf"}
     for rec in recs:  # a known optimum (knapsack reduction) agrees with the proof
@@ -580,3 +581,57 @@ def test_manifest_grades_by_recorded_work(lib):
         proofs = [r["work"] for r in runs.values() if r["status"] in ("optimal", "infeasible")]
         if rec["tier"] != "hard":
             assert rec["proof_work"] == min(w for w in proofs if w is not None)
+
+
+def test_published_references_are_well_formed_and_current():
+    """Each published .solu parses, pairs every =bestdual= with a =best= below it, names an instance
+    line for every SAA file; the code's version is published or newer than every published one, and
+    a published current version names exactly the current list's instances."""
+    from deplbench.benchmarks.library.published import published_path, published_versions
+    from deplbench.benchmarks.library.solu import read_solu
+    from deplbench.benchmarks.library.spec import FORMULATIONS, LIBRARY_VERSION, SCENARIO_SEED, SCENARIOS, entries
+
+    versions = published_versions()
+    assert versions and "2.1" in versions
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(map(int, v.split(".")))
+
+    assert LIBRARY_VERSION in versions or key(LIBRARY_VERSION) > key(versions[-1])
+    for v in versions:
+        refs = read_solu(published_path(v))
+        saa = {n for n in refs if n.endswith(FORMULATIONS)}
+        insts = set(refs) - saa
+        suffixes = {f"-s{s}-seed{SCENARIO_SEED}-{f}" for s in SCENARIOS for f in FORMULATIONS}
+        assert all(any(n.endswith(x) and n[: -len(x)] in insts for x in suffixes) for n in saa), v
+        assert all(r.bound is None or (r.kind == "best" and r.bound <= r.value * (1 + 1e-9)) for r in refs.values())
+        assert all((r.value is not None) == (r.kind in ("opt", "best")) for r in refs.values())
+        if v == LIBRARY_VERSION:
+            assert len(insts) == len(entries()[0])
+
+
+def test_a_build_is_compared_with_the_published_references(tmp_path):
+    from deplbench.benchmarks.library.build import EXACT_WORK, SAA_NODES
+    from deplbench.benchmarks.library.published import comparable, compare, published_path
+    from deplbench.benchmarks.library.solu import Reference, read_solu
+    from deplbench.benchmarks.library.spec import SCENARIOS, TIERS
+
+    refs = list(read_solu(published_path("2.1")).items())
+    same = compare(refs, "2.1")
+    assert same.ok and same.agree == len(refs) and "agree" in same.line()
+    assert compare(refs, "0.9") is None  # nothing published: nothing to compare
+    (a, ra), (b, _), *rest = refs
+    opt = next(i for i, (_, r) in enumerate(rest) if r.kind == "opt")
+    n, r = rest[opt]
+    nudged = Reference("opt", r.value * (1 + 1e-3))
+    tiny = Reference("opt", r.value * (1 + 1e-9))  # within MIPLIB's 1e-6: agrees
+    changed = [(a, ra), ("not-a-problem", Reference("inf"))] + rest[:opt] + [(n, nudged)] + rest[opt + 1:]
+    out = compare(changed, "2.1")
+    assert not out.ok and out.missing == [b] and out.extra == ["not-a-problem"] and len(out.differ) == 1
+    assert out.differ[0].startswith(f"{n}: built =opt= ") and out.agree == len(refs) - 2
+    assert "DIFFER" in out.line() and "1 differ, 1 not built, 1 not published" in out.line()
+    assert compare([(a, ra), (n, tiny)] + rest[:opt] + rest[opt + 1:] + [(b, dict(refs)[b])], "2.1").ok
+    default = (False, None, TIERS, SAA_NODES, SCENARIOS, EXACT_WORK)
+    assert comparable(*default)
+    for i, other in enumerate((True, "cal.json", ("easy",), SAA_NODES + 1, (200,), EXACT_WORK // 2)):
+        assert not comparable(*default[:i], other, *default[i + 1:])

@@ -41,7 +41,8 @@ from deplbench.benchmarks.library.folder import (  # noqa: F401 - Library: re-ex
     MANIFEST_SCHEMA,
     Library,
 )
-from deplbench.benchmarks.library.solu import Reference, write_solu
+from deplbench.benchmarks.library.published import comparable, compare
+from deplbench.benchmarks.library.solu import Reference, read_solu, write_solu
 from deplbench.benchmarks.library.spec import (
     FORMULATIONS,
     LIBRARY_VERSION,
@@ -179,6 +180,9 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         ck.remove()
+    # the published references hold for the default list and limits only (published.py)
+    if comparable(quick, calibration, tiers, saa_nodes, scenarios, exact_work):
+        summary["published"] = compare(list(read_solu(out / "library.solu").items()), LIBRARY_VERSION)
     return summary
 
 

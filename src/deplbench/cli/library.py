@@ -54,6 +54,8 @@ def cmd_build(args) -> int:
     else:
         print("deterministic: every reference and tier was decided by deterministic limits (work, nodes); "
               "no safety time limit was hit")
+    if s.get("published") is not None:
+        print(s["published"].line())
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"pages: {os.path.join(s['out'], 'site', 'index.html')}")
     engine = f"Dask scheduler {args.scheduler}" if args.scheduler else (
