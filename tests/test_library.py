@@ -589,7 +589,13 @@ def test_published_references_are_well_formed_and_current():
     a published current version names exactly the current list's instances."""
     from deplbench.benchmarks.library.published import published_path, published_versions
     from deplbench.benchmarks.library.solu import read_solu
-    from deplbench.benchmarks.library.spec import FORMULATIONS, LIBRARY_VERSION, SCENARIO_SEED, SCENARIOS, entries
+    from deplbench.benchmarks.library.spec import (
+        FORMULATIONS,
+        LIBRARY_VERSION,
+        SCENARIO_SEED,
+        SCENARIOS,
+        entries,
+    )
 
     versions = published_versions()
     assert versions and "2.1" in versions

@@ -220,6 +220,10 @@ class Bounder:
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
         """Refute every completion of ``p``: dominance by a stored refutation, else :meth:`refuted`."""
         if self.store is None or self.low < 0:
+            # per_epoch (no label store): the placed Cantelli bound first (Lemma 11), which places the
+            # remaining epochs by Lemma 8, where the relaxation gives each model the earliest positions
+            if self.store is None and self.low >= 0 and self.placed_refuted(g, p):
+                return True
             return self.refuted(self.prefix_terms(g, p), bracket)
         c = np.array([g * (p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]) for m in range(self.M)])
         cnt = np.zeros(self.store.P, dtype=np.int64)
