@@ -307,20 +307,25 @@ class RegionBound:
             frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
             return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
         stats["support_cells"] = stats.get("support_cells", 0) + len(d) * len(self.lam)  # the (E, L) arrays below
-        who = np.concatenate([np.full(len(x), m) for x, m in zip(incs, free, strict=True)])
+        who = np.repeat(free, [len(x) for x in incs])
         unit = self.phi[who]  # (E, L): cost of one more epoch of that model
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(unit > 0, d[:, None] / unit, np.where(d[:, None] > 0, np.inf, 0.0))
+        if unit.min() > 0:
+            ratio = d[:, None] / unit
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(unit > 0, d[:, None] / unit, np.where(d[:, None] > 0, np.inf, 0.0))
         order = np.argsort(-ratio, axis=0, kind="stable")
+        cols = np.arange(len(self.lam))
         ds = d[order]  # (E, L)
-        us = np.take_along_axis(unit, order, axis=0)
+        us = unit[order, cols]
         cd = np.cumsum(ds, axis=0)
         cu = np.cumsum(us, axis=0)
         hit = cd >= rest
-        last = np.where(hit.any(axis=0), np.argmax(hit, axis=0), len(d) - 1)  # first that reaches R
-        cols = np.arange(len(self.lam))
-        prev_d = np.where(last > 0, cd[np.maximum(last - 1, 0), cols], 0.0)
-        prev_u = np.where(last > 0, cu[np.maximum(last - 1, 0), cols], 0.0)
+        first = np.argmax(hit, axis=0)
+        last = np.where(hit[first, cols], first, len(d) - 1)  # first that reaches R, else the last
+        before, has = np.maximum(last - 1, 0), last > 0
+        prev_d = np.where(has, cd[before, cols], 0.0)
+        prev_u = np.where(has, cu[before, cols], 0.0)
         dl = ds[last, cols]
         frac = np.where(dl > 0, np.clip((rest - prev_d) / np.where(dl > 0, dl, 1.0), 0.0, 1.0), 1.0)
         extra = prev_u + frac * us[last, cols]
