@@ -69,10 +69,6 @@ class Agreement:
         return (f"references DIFFER from the published {self.version} ones: {self.agree} agree, "
                 + ", ".join(parts) + "; e.g. " + "; ".join(first))
 
-    def to_dict(self) -> dict:
-        return {"version": self.version, "agree": self.agree, "differ": self.differ, "missing": self.missing,
-                "extra": self.extra}
-
 
 def _close(a: float | None, b: float | None) -> bool:
     if a is None or b is None:

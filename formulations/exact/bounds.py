@@ -218,7 +218,8 @@ class Bounder:
 
     # ---- refutation --------------------------------------------------------------------------
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
-        """Refute every completion of ``p``: dominance by a stored refutation, else :meth:`refuted`."""
+        """Refute every completion of ``p``: dominance by a stored refutation (per_run), the placed
+        bounds (:meth:`placed_refuted`), else the relaxation's tests (:meth:`refuted`)."""
         if self.store is None or self.low < 0:
             # per_epoch (no label store): the placed Cantelli bound first (Lemma 11), which places the
             # remaining epochs by Lemma 8, where the relaxation gives each model the earliest positions
