@@ -146,7 +146,6 @@ def test_checkpoint_keys_name_everything_an_entry_depends_on():
     assert len({key, *others}) == 6
 
 
-
 def test_a_stop_keeps_finished_entries_and_counts_only_this_builds(tmp_path):
     from deplbench.benchmarks.library.checkpoint import Checkpoint
 
@@ -164,6 +163,7 @@ def test_a_stop_keeps_finished_entries_and_counts_only_this_builds(tmp_path):
         shutil.rmtree(ck.folder("mine"))
         shutil.rmtree(ck.folder("stale"))
         assert ck.prune([]) == 0 and not ck.root.exists()  # nothing finished: the checkpoint goes
+
 
 def _solve_file(path) -> tuple[str, float | None]:
     h = highspy.Highs()
@@ -587,7 +587,11 @@ def test_published_references_are_well_formed_and_current():
     """Each published .solu parses, pairs every =bestdual= with a =best= below it, names an instance
     line for every SAA file; the code's version is published or newer than every published one, and
     a version with the current list (2.1 on) has one instance line per entry of the list."""
-    from deplbench.benchmarks.library.published import published_path, published_versions
+    from deplbench.benchmarks.library.published import (
+        published_path,
+        published_versions,
+        version_key,
+    )
     from deplbench.benchmarks.library.solu import read_solu
     from deplbench.benchmarks.library.spec import (
         FORMULATIONS,
@@ -599,11 +603,7 @@ def test_published_references_are_well_formed_and_current():
 
     versions = published_versions()
     assert versions and "2.1" in versions
-
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(map(int, v.split(".")))
-
-    assert LIBRARY_VERSION in versions or key(LIBRARY_VERSION) > key(versions[-1])
+    assert LIBRARY_VERSION in versions or version_key(LIBRARY_VERSION) > version_key(versions[-1])
     for v in versions:
         refs = read_solu(published_path(v))
         saa = {n for n in refs if n.endswith(FORMULATIONS)}
@@ -612,11 +612,11 @@ def test_published_references_are_well_formed_and_current():
         assert all(any(n.endswith(x) and n[: -len(x)] in insts for x in suffixes) for n in saa), v
         assert all(r.bound is None or (r.kind == "best" and r.bound <= r.value * (1 + 1e-9)) for r in refs.values())
         assert all((r.value is not None) == (r.kind in ("opt", "best")) for r in refs.values())
-        if key(v) >= key("2.1"):  # 2.1 to the code's version: the same list of instances (spec.py)
+        if version_key(v) >= version_key("2.1"):  # 2.1 to the code's version: the same list of instances (spec.py)
             assert len(insts) == len(entries()[0]), v
 
 
-def test_a_build_is_compared_with_the_published_references(tmp_path):
+def test_a_build_is_compared_with_the_published_references():
     from deplbench.benchmarks.library.build import EXACT_WORK, SAA_NODES
     from deplbench.benchmarks.library.published import comparable, compare, published_path
     from deplbench.benchmarks.library.solu import Reference, read_solu

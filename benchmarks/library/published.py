@@ -39,10 +39,15 @@ def comparable(quick: bool, calibration: str | None, tiers: tuple[str, ...], saa
             and tuple(scenarios) == SCENARIOS and exact_work == EXACT_WORK)
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """``"2.10"`` -> ``(2, 10)``: library versions in numeric order."""
+    return tuple(int(x) for x in version.split("."))
+
+
 def published_versions() -> list[str]:
     """The library versions whose references are published, oldest first."""
     names = (p.name.removeprefix("deplbench-library-").removesuffix(".solu") for p in PUBLISHED_DIR.glob("*.solu"))
-    return sorted(names, key=lambda v: tuple(int(x) for x in v.split(".")))
+    return sorted(names, key=version_key)
 
 
 @dataclass
