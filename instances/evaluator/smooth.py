@@ -250,12 +250,13 @@ def _batch(pairs: list[tuple[int, np.ndarray, int, np.ndarray]]) -> list[tuple[i
     """The convolutions of ``pairs`` ``(sa, a, sb, b)`` in one batched real FFT: (start, masses, round-off)."""
     n = max(len(a) + len(b) - 1 for _, a, _, b in pairs)
     N = fft.next_fast_len(n, real=True)
-    A = np.zeros((len(pairs), N))
-    B = np.zeros((len(pairs), N))
+    m = len(pairs)
+    AB = np.zeros((2 * m, N))  # both factors of every pair: one forward transform
     for i, (_, a, _, b) in enumerate(pairs):
-        A[i, :len(a)] = a
-        B[i, :len(b)] = b
-    C = fft.irfft(fft.rfft(A, axis=1) * fft.rfft(B, axis=1), N, axis=1)
+        AB[i, :len(a)] = a
+        AB[m + i, :len(b)] = b
+    F = fft.rfft(AB, axis=1)
+    C = fft.irfft(F[:m] * F[m:], N, axis=1)
     np.maximum(C, 0.0, out=C)  # towards the exact (non-negative) values
     e = fft_error(N)
     return [(sa + sb, C[i, :len(a) + len(b) - 1], e) for i, (sa, a, sb, b) in enumerate(pairs)]
