@@ -14,6 +14,7 @@ from deplbench.formulations.exact import region as exact_region
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.cover import EPS, Cover, SupportCovers, entry_laws, tangents
 from deplbench.formulations.exact.lifted import Rounded, lifted
+from deplbench.formulations.exact.work import WORK_MODEL
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.noise import noise_dist
@@ -155,3 +156,17 @@ def test_entry_laws_lie_below_the_entries_of_every_first_model(seed):
             assert any(all(below[i][j] for i, j in enumerate(p)) for p in itertools.permutations(range(len(laws))))
             checked += 1
     assert checked > 0
+
+
+def test_work_limit_stops_inside_a_cover_build():
+    """``max_work`` is checked before each cover bracket: a limit reached while a support's covers
+    are built stops the search within one bracket of it (it used to run the whole build first)."""
+    inst = small(0, "per_run")
+    full = solve("exact", inst, {"incumbent": False, "cover": True})
+    assert full.status == Status.OPTIMAL and full.extra["cover_brackets"] > 100
+    # the first cover bracket of this search comes at about 255 units (measured): 300 lies in a build
+    res = solve("exact", inst, {"incumbent": False, "cover": True, "max_work": 300})
+    assert res.status == Status.TIMEOUT and "work limit" in res.message
+    assert 0 < res.extra["cover_brackets"] < full.extra["cover_brackets"]
+    weight = WORK_MODEL["exact"]["cover_brackets"]
+    assert 300 < res.extra["work"] <= 300 + weight * (1 + 1e-9)

@@ -33,7 +33,8 @@ import numpy as np
 from deplbench.formulations.exact.bounds import MARGIN_RTOL, Bounder
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.lifted import Rounded, lifted
-from deplbench.formulations.exact.search import Timeout
+from deplbench.formulations.exact.search import Timeout, WorkLimit
+from deplbench.formulations.exact.work import work_units
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist
@@ -64,11 +65,16 @@ class Cover:
         The support (``2 <= len(U) <= MAX_SIZE``).
     deadline : float, optional
         ``time.perf_counter()`` value past which :class:`Timeout` is raised.
+    max_work : int, optional
+        The search's work limit (``exact``'s ``max_work``; 0: none): :class:`WorkLimit` is raised
+        before a bracket once the work of ``bounder.stats`` exceeds it, so that building a large
+        support's covers (thousands of brackets) does not run far past the limit.
     """
 
-    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None):
+    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None, max_work: int = 0):
         self.b, self.U, self.s = bounder, tuple(U), len(U)
         self.deadline = deadline
+        self.max_work = max_work
         self.entries = entry_laws(bounder, U) if bounder.pmin is not None else []
         self.k0 = START[self.s]
         for m in self.U:  # one table per noise law, kept by the bounder for every cover
@@ -84,6 +90,9 @@ class Cover:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise Timeout
         b = self.b
+        if self.max_work and work_units("exact", b.stats) > self.max_work:
+            raise WorkLimit
+        b.stats["cover_brackets"] = b.stats.get("cover_brackets", 0) + 1  # counted as spent: the work sees it
         dists = list(laws)
         coefs = [-t] * len(laws) if weights is None else [-t * float(w) for w in weights]
         dists += self.entries
@@ -289,9 +298,9 @@ class SupportCovers:
     same :class:`Cover` (its cells' refuted scales are reused).
     """
 
-    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None):
+    def __init__(self, bounder: Bounder, U: tuple[int, ...], deadline: float | None = None, max_work: int = 0):
         self.b, self.U = bounder, tuple(U)
-        self.cover = Cover(bounder, U, deadline)
+        self.cover = Cover(bounder, U, deadline, max_work)
         self.made: list[tuple[np.ndarray, float]] = []
         self.dirs: list[np.ndarray] = []
         for v in first_directions(bounder, U):
@@ -301,13 +310,11 @@ class SupportCovers:
     def add(self, v: np.ndarray, eps: float | None = None) -> None:
         """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it, aiming at
         ``1 - eps`` times its estimate (default ``ADDED_EPS[s]``)."""
-        before = self.cover.brackets
         alpha = tangent(self.b, self.U, v)
         w = np.zeros(self.b.M)
         w[list(self.U)] = alpha
         self.made.append((w, self.cover.bound(alpha, ADDED_EPS[len(self.U)] if eps is None else eps)))
         self.dirs.append(np.asarray(v, dtype=float))
-        self.b.stats["cover_brackets"] = self.b.stats.get("cover_brackets", 0) + self.cover.brackets - before
 
     def needs(self, g: float, start: int = 0) -> list[tuple[np.ndarray, float]]:
         """``(w, need)`` of the conditions from ``start`` on at data effect ``g``: ``w . C >= need``,

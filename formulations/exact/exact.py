@@ -16,8 +16,9 @@ allocation of epochs to options; the loss only through D and the model sequence.
   certified sequence is optimal, because every key left is a lower bound.
 * **Incumbent**: ``depl-plus`` (certified by the evaluator) prunes from the start; a node
   whose key reaches the incumbent's cost is never expanded.
-* **Limits**: on ``time_limit`` or ``max_work`` (search nodes plus count vectors: a
-  deterministic limit, unlike time) the result is ``timeout``, on ``max_nodes`` (heap entries,
+* **Limits**: on ``time_limit`` or ``max_work`` (the deterministic work of :mod:`.work`, unlike
+  time; checked before each heap pop, every 8 sequence nodes and before each cover bracket) the
+  result is ``timeout``, on ``max_nodes`` (heap entries,
   the memory bound) ``memout``, with the best certified plan, ``bound`` (the key being
   processed: every unexplored plan costs at least that) and ``gap``.
 
@@ -99,7 +100,7 @@ class _BranchAndBound:
         self.bounder = Bounder(instance, self.stats, positions)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
         # region keys (docs/exact-proofs.md): need the earliest-position relaxation (X >= 0)
-        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs, cover, deadline)
+        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs, cover, deadline, max_work)
                         if region and self.bounder.valid else None for grp in self.groups]
         roots = [r.root_key + grp.transfer if r is not None else 0.0
                  for r, grp in zip(self.regions, self.groups, strict=True)]

@@ -70,14 +70,17 @@ class RegionBound:
         ``cap``).
     deadline : float, optional
         ``time.perf_counter()`` value past which building a cover raises ``Timeout``.
+    max_work : int, optional
+        The search's work limit, past which building a cover raises ``WorkLimit`` (0: none).
     """
 
     def __init__(self, bounder: Bounder, alloc, g: float, K: int, cover: bool = False,
-                 deadline: float | None = None):
+                 deadline: float | None = None, max_work: int = 0):
         self.K = K
         self.bounder, self.g = bounder, g
         self.cover = cover and bounder.per_run and bounder.low >= 0 and bounder.pmin is not None
         self.deadline = deadline
+        self.max_work = max_work
         self.cap = math.inf  # the incumbent's cost: supports already above it need no cover
         self._cover_conds: dict[tuple[int, ...], list[Condition]] = {}
         self._binding: list = []  # per multiplier of the last key: (support, lo) of the least value
@@ -227,7 +230,7 @@ class RegionBound:
         b = self.bounder
         made = b.covers.get(U)
         if made is None:
-            made = b.covers[U] = SupportCovers(b, U, self.deadline)
+            made = b.covers[U] = SupportCovers(b, U, self.deadline, self.max_work)
         out = self._cover_conds.setdefault(U, [])
         for w, need in made.needs(self.g, len(out)):  # the tangents added since (by any group)
             out.append(linear_condition(b, self.K, w, need))

@@ -30,7 +30,7 @@ class Timeout(Exception):
 
 
 class WorkLimit(Timeout):
-    """The work limit (search nodes plus count vectors, deterministic) was reached."""
+    """The work limit (``max_work``, the deterministic work of :mod:`.work`) was reached."""
 
 
 def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
@@ -53,7 +53,7 @@ class SequenceSearch:
     deadline : float
         ``time.perf_counter()`` value after which :class:`Timeout` is raised.
     max_work : int
-        Raise :class:`WorkLimit` once search nodes plus count vectors exceed it (0: no limit).
+        Raise :class:`WorkLimit` once the work of ``stats`` exceeds it (0: no limit).
     """
 
     def __init__(self, instance, bounder: Bounder, stats: dict, deadline: float, max_work: int = 0):
