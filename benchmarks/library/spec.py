@@ -89,8 +89,8 @@ MEDIUM_BUDGET = 5
 #: seed 1 (open in 2.1 at 750,000 units) is proven optimal with 2,801,695 units (docs/library.md,
 #: "Closing the open instances, version 2.2"); 20 allows 3,000,000. 45 epochs seed 8 (open in 2.2 at
 #: 750,000 units, 7.75 %) is proven optimal with 6,181,923 units (version 2.3); 45 allows 6,750,000.
-#: 45 epochs seed 18 is at a 0.38 % gap after 6,216,537 units (version 2.3): 80 allows 12,000,000,
-#: a proof or a certified bound within that gap
+#: 45 epochs seed 18 (open in 2.2, 7.21 %; 0.38 % after 6,216,537 units) is proven optimal with
+#: 7,002,159 units (version 2.3, in its build); 80 allows 12,000,000
 MEDIUM_BUDGETS = {(50, 1): 20, (45, 8): 45, (45, 18): 80}
 #: SAA files only for instances with at most this many (model, epoch) pairs: above it HiGHS's
 #: root alone may outlast any safety limit, and a reference cut by the clock is not reproducible
