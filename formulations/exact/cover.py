@@ -82,7 +82,6 @@ class Cover:
                 bounder.rounded[m] = Rounded(bounder.noise[m])
         self.rounded = bounder.rounded
         self.cells: dict[tuple[int, tuple[int, ...]], float] = {}  # (level, index) -> refuted scale
-        self.brackets = 0
 
     # ---- one cell ----------------------------------------------------------------------------
     def _lo(self, laws: list[Dist], shift: float, t: float, weights: np.ndarray | None = None) -> float:
@@ -98,7 +97,6 @@ class Cover:
         dists += self.entries
         coefs += [1.0] * len(self.entries)
         keep = [(d, x) for d, x in zip(dists, coefs, strict=True) if x != 0.0]
-        self.brackets += 1
         terms = LossTerms(b.l0 - t * shift, tuple(d for d, _ in keep), tuple(x for _, x in keep))
         return quantile_bracket(terms, b.omega, WIDTH_RTOL * b.l0).lo
 
