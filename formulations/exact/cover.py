@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from statistics import NormalDist
 
 import numpy as np
@@ -33,8 +32,7 @@ import numpy as np
 from deplbench.formulations.exact.bounds import MARGIN_RTOL, Bounder
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.lifted import Rounded, lifted
-from deplbench.formulations.exact.search import Timeout, WorkLimit
-from deplbench.formulations.exact.work import work_units
+from deplbench.formulations.exact.search import check_limits
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist
@@ -86,11 +84,8 @@ class Cover:
     # ---- one cell ----------------------------------------------------------------------------
     def _lo(self, laws: list[Dist], shift: float, t: float, weights: np.ndarray | None = None) -> float:
         """Lower end of the certified bracket of ``l0 - t (sum_m w_m Y_m + shift) + entries``."""
-        if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise Timeout
         b = self.b
-        if self.max_work and work_units("exact", b.stats) > self.max_work:
-            raise WorkLimit
+        check_limits(b.stats, self.deadline, self.max_work)
         b.stats["cover_brackets"] = b.stats.get("cover_brackets", 0) + 1  # counted as spent: the work sees it
         dists = list(laws)
         coefs = [-t] * len(laws) if weights is None else [-t * float(w) for w in weights]

@@ -42,7 +42,13 @@ from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
 from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES, proof_result
 from deplbench.formulations.exact.region import RegionBound
-from deplbench.formulations.exact.search import Runs, SequenceSearch, Timeout, WorkLimit
+from deplbench.formulations.exact.search import (
+    Runs,
+    SequenceSearch,
+    Timeout,
+    WorkLimit,
+    check_limits,
+)
 from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import Refused
 from deplbench.instances.plan import Plan
@@ -201,10 +207,7 @@ class _BranchAndBound:
             while heap:
                 if len(heap) > self.max_nodes:
                     return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached", Status.MEMOUT)
-                if time.perf_counter() > self.deadline:
-                    raise Timeout
-                if self.max_work and work_units("exact", self.stats) > self.max_work:
-                    raise WorkLimit
+                check_limits(self.stats, self.deadline, self.max_work)
                 key, _, exact, gi, n, al = heap[0]  # n: counts, or runs when exact
                 if self.best is not None and key >= self.best[0]:
                     break

@@ -33,6 +33,15 @@ class WorkLimit(Timeout):
     """The work limit (``max_work``, the deterministic work of :mod:`.work`) was reached."""
 
 
+def check_limits(stats: dict, deadline: float | None, max_work: int) -> None:
+    """Raise :class:`Timeout` past ``deadline`` (a ``time.perf_counter()`` value; None: none), then
+    :class:`WorkLimit` once the work of ``stats`` exceeds ``max_work`` (0: none)."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise Timeout
+    if max_work and work_units("exact", stats) > max_work:
+        raise WorkLimit
+
+
 def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
     """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2 and
     the same models remain (so the relaxations count the same mandatory switches)."""
