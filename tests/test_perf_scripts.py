@@ -85,9 +85,12 @@ def test_exact_script_passes_its_sets_and_reports_the_work(capsys):
     vals = dict(zip(cols, (c.strip() for c in row.strip("|").split("|")), strict=True))
     assert vals["status"] == "timeout" and vals["cover_brackets"] == "0"
     assert 300 <= float(vals["work"]) < 1000  # stopped at the first check past the limit
-    for bad in ("cover=maybe", "covr=1", "cover"):
+    bad_runs = [["--seeds", "1", "--set", bad] for bad in ("cover=maybe", "covr=1", "cover")]
+    bad_runs += [["--seeds", "1", "--first-seed", "8"], ["--first-seed", "-1"]]  # empty or negative seed range
+    for bad in bad_runs:
         with pytest.raises(SystemExit) as exc:
-            bench_exact.main(["--tier", "default", "--seeds", "1", "--set", bad])
+            bench_exact.main(["--tier", "default", *bad])
         assert exc.value.code == 2
     err = capsys.readouterr()
-    assert err.out == "" and len(err.err.strip().splitlines()) == 3
+    assert err.out == "" and len(err.err.strip().splitlines()) == len(bad_runs)
+    assert "--seeds 9 --first-seed 8 for seed 8 alone" in err.err

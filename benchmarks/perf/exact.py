@@ -63,19 +63,31 @@ def _row(tier: str, mode: str, seed: int, params: dict, limit: float, sets: dict
             f"{dt:.1f} | {figs} |")
 
 
+def _check_seeds(first: int, end: int | None) -> None:
+    """Refuse a seed range that runs nothing (``--seeds`` is the end of the range, not a count)."""
+    if first < 0:
+        raise InputError(f"--first-seed: {first} is negative")
+    if end is not None and end <= first:
+        raise InputError(f"--seeds: the range {first}..{end - 1} is empty (--seeds is the END of the range: "
+                         f"use --seeds {first + 1} --first-seed {first} for seed {first} alone)")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tier", choices=("default", "large", "both", "sweep", "combo", "m5e40", "next"), default="both")
-    ap.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10, large tier 5)")
-    ap.add_argument("--first-seed", type=int, default=0, help="skip the seeds below this one")
+    ap.add_argument("--seeds", type=int, default=None,
+                    help="the END of the seed range: seeds FIRST..N-1 (default 10, large tier 5)")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="the first seed (so --seeds 9 --first-seed 8 runs seed 8 alone)")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--large-time-limit", type=float, default=300.0)
     ap.add_argument("--modes", default="per_run,per_epoch")
     ap.add_argument("--set", action="append", metavar="KEY=VALUE", help="a parameter of exact (repeatable)")
     args = ap.parse_args(argv)
-    try:  # a bad --set: one line and exit status 2, before any run
+    try:  # a bad --set or an empty seed range: one line and exit status 2, before any run
         sets = parse_sets(args.set)
         get_solver("exact").parse_params({"time_limit": args.time_limit, **sets})
+        _check_seeds(args.first_seed, args.seeds)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
