@@ -27,6 +27,7 @@ from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
 from deplbench.instances.laws.noise import model_noise
+from deplbench.numeric import dot
 
 __all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
 
@@ -338,7 +339,7 @@ class Bounder:
     def _placed_sum(self, p: Prefix, x: np.ndarray, with_prefix: bool = True) -> float:
         """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement;
         without the prefix's own part when ``with_prefix`` is false."""
-        total = float(np.dot(x, p.s)) if with_prefix else 0.0
+        total = dot(x, p.s) if with_prefix else 0.0
         pos = p.k
         for m in np.argsort(-(x * self.shape), kind="stable"):
             if p.r[m] > 0:

@@ -36,6 +36,7 @@ from deplbench.formulations.exact.search import check_limits
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist
+from deplbench.numeric import dot
 
 EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
 ADDED_EPS = {2: 0.02, 3: 0.04, 4: 0.06, 5: 0.08}  # the same for the tangents added during a search
@@ -119,7 +120,7 @@ class Cover:
 
         if guess <= 0.0:  # the mean loss reaches the target at this scale
             pen = sum(d.mean for d in self.entries)
-            guess = 0.9 * (b.l0 - b.target + pen) / max(float(b.nmean[list(self.U)] @ vc), 1e-12)
+            guess = 0.9 * (b.l0 - b.target + pen) / max(dot(b.nmean[list(self.U)], vc), 1e-12)
         t0, q0 = guess, probe(guess)
         t1 = guess * (1.05 if q0 > goal else 0.95)
         q1 = probe(t1)
@@ -160,7 +161,7 @@ class Cover:
         ``<= sum_B (v_cm + e_m) (X_m - c)^+ + sum_{not B} (v_cm X_m + e_m |X_m - c|) + c k``."""
         vc, e = self._centre(cell)
         mu = self.b.nmean[list(self.U)]
-        c = PIVOT * float(vc @ mu) / max(float(vc.sum()), 1e-12)
+        c = PIVOT * dot(vc, mu) / max(float(vc.sum()), 1e-12)
         laws = [lifted(self.rounded[m], float(a), float(h), c) for m, a, h in zip(self.U, vc, e, strict=True)]
         small = vc <= e  # bounded by (v_c + e) (X - c)^+, outside the centre's sum
         return laws, c * (1.0 - float(vc[~small].sum())), vc
@@ -184,7 +185,7 @@ class Cover:
             add = min(step, room)
             v[j] += add
             room -= add
-        return float(alpha[:-1] @ v + alpha[-1] * max(0.0, 1.0 - float(v.sum())))
+        return dot(alpha[:-1], v) + float(alpha[-1]) * max(0.0, 1.0 - float(v.sum()))
 
     def _children(self, cell):
         level, idx = cell
@@ -208,7 +209,7 @@ class Cover:
                 vc, _ = self._centre((0, idx))
                 vc = vc / vc.sum()
                 plain = [self.b.noise[m] for m in self.U]
-                out = min(out, self.scale_of(plain, 0.0, vc, weights=vc) * float(alpha @ vc))
+                out = min(out, self.scale_of(plain, 0.0, vc, weights=vc) * dot(alpha, vc))
         return out
 
     def bound(self, alpha: np.ndarray, eps: float) -> float:
@@ -262,7 +263,7 @@ def tangent(b: Bounder, U: tuple[int, ...], v: np.ndarray) -> np.ndarray:
     z = NormalDist().inv_cdf(b.omega)
     mu = b.nmean[list(U)]
     var = b.nvar[list(U)]
-    sd = math.sqrt(float(var @ v ** 2))
+    sd = math.sqrt(dot(var, v ** 2))
     return np.maximum(mu - z * var * v / max(sd, 1e-12), 1e-3 * mu)
 
 

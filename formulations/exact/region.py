@@ -39,6 +39,7 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
+from deplbench.numeric import matvec
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
 
@@ -145,7 +146,7 @@ class RegionBound:
         any set of multipliers gives a valid key).
         """
         if any(n):
-            i = int(np.argmax(np.asarray(n, dtype=float) @ self.phi_all - self.lam_all * self.limit))
+            i = int(np.argmax(matvec(np.asarray(n, dtype=float), self.phi_all) - self.lam_all * self.limit))
             last = len(self.lam_all) - 1
             idx = np.unique(np.rint(i + (last - i) * np.linspace(0.0, 1.0, MAX_LAMBDAS) ** 2).astype(int))
             self.lam, self.phi = self.lam_all[idx], self.phi_all[:, idx]
@@ -293,7 +294,7 @@ class RegionBound:
         """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""
         stats = self.bounder.stats  # a deterministic work counter (formulations/exact/work.py)
         stats["supports"] = stats.get("supports", 0) + 1
-        out = lo.astype(float) @ self.phi - self.lam * self.limit
+        out = matvec(lo, self.phi) - self.lam * self.limit
         total, incs = self._rows(c, lo, room, free)
         rest = c.need_for(lo > 0) - total
         if rest <= 0:

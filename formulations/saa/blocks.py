@@ -29,9 +29,10 @@ import math
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.saa.data import SubsetData, cheapest_start
 from deplbench.instances.plan import Plan
+from deplbench.numeric import thin_matmul
 
 #: most exactly enumerated block sequences (over all block counts up to B)
 MAX_BLOCK_SEQUENCES = 250_000

@@ -15,12 +15,13 @@ import time
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.saa.blocks import cumulative
 from deplbench.formulations.saa.data import cheapest_start
 from deplbench.formulations.saa.model import SaaModel, SubsetData
 from deplbench.formulations.sequences import Refused, enumerate_sequences
 from deplbench.instances.plan import Plan
+from deplbench.numeric import thin_matmul
 
 #: most sequences enumerated for a start (beyond it: no start)
 MAX_START_SEQUENCES = 200_000

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from deplbench.formulations.allocation import Allocator, thin_matmul
+from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.saa.blocks import (
     DP_SCENARIOS,
     block_columns,
@@ -37,6 +37,7 @@ from deplbench.formulations.saa.blocks import (
 )
 from deplbench.formulations.saa.dag import dag_start, sequence_columns
 from deplbench.formulations.saa.data import ObjRow, SubsetData
+from deplbench.numeric import thin_matmul
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
 MAX_COUNT_VECTORS = 400_000

@@ -20,6 +20,7 @@ import numpy as np
 from deplbench.instances.laws.distributions import Dist, penalty_dist
 from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.semantics import progress
+from deplbench.numeric import matvec
 
 _MEAN, _VAR = attrgetter("mean"), attrgetter("var")
 
@@ -55,7 +56,7 @@ class LossTerms:
             groups.setdefault(id(d), (d, []))[1].append(c)
         for d, cs in groups.values():
             draws = d.sample(rng, (n, len(cs)))
-            out += draws @ np.asarray(cs)
+            out += matvec(draws, np.asarray(cs)[:, None])[:, 0]
         return out
 
 

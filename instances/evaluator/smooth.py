@@ -30,6 +30,7 @@ from scipy import fft, special
 
 from deplbench.instances.evaluator.lattice import lump_trim
 from deplbench.instances.evaluator.lattice_batch import cached_pmf, cached_pmfs
+from deplbench.numeric import thin_matmul
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -176,7 +177,7 @@ def sum_cdf(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, J: np.ndarray) -> n
     Jc = np.clip(J, -1, n)
     base = C[Jc + 1]
     win = sliding_window_view(pad, k)[J + k + 2]  # p_{J+1} .. p_{J+k}
-    return base[:, None] + win @ K
+    return base[:, None] + thin_matmul(win, K.T)
 
 
 def crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:

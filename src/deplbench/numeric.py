@@ -1,0 +1,62 @@
+"""Products in a fixed summation order: the same bits on every CPU.
+
+``a @ b`` and ``np.dot`` call OpenBLAS, which picks its kernels at run time from the CPU
+(``DYNAMIC_ARCH``), and the kernels sum in different orders. The last bits of a product then
+depend on the machine, and a decision taken on them (a bound that just meets a key, a bracket
+that just straddles the target) can go the other way: ``exact`` proved
+``random-per_run-m5-c4-l10-d3-e45-p0.5-s17`` with 379,243 work units under OpenBLAS's Haswell
+kernels and 359,072 under its SkylakeX kernels (same optimum; docs/library.md, "Work that
+depended on the CPU"). The evaluator, ``exact`` and the allocation bounds use these helpers
+instead: elementwise products and numpy's own reductions, whose order is fixed by the code.
+
+May import: numpy only. Imported by: the evaluator, ``formulations`` (allocation, ``exact``, SAA).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a . b`` of two vectors, summed by numpy's pairwise reduction (no BLAS)."""
+    return float(np.add.reduce(np.multiply(a, b, dtype=float)))
+
+
+def thin_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b.T`` for a small inner dimension, as a loop of broadcasts (no BLAS).
+
+    The terms are added in the order of the inner index. Besides fixing the bits, the loop is
+    faster than OpenBLAS on a loaded machine: its threads spin (a ``(N, 3) @ (3, B)`` product
+    measured 7x slower than this loop on the shared 2-core benchmark host).
+    """
+    out = np.zeros((a.shape[0], b.shape[0]))
+    for m in range(a.shape[1]):
+        out += a[:, m, None] * b[None, :, m]
+    return out
+
+
+def matvec(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``a @ x`` (``a`` of shape ``(N, M)`` or ``(M,)`` with ``x`` of shape ``(M, L)``), no BLAS.
+
+    A vector times a matrix is the one-row case of :func:`thin_matmul` (``x`` is transposed).
+    """
+    a2 = np.atleast_2d(np.asarray(a, dtype=float))
+    out = thin_matmul(a2, np.asarray(x, dtype=float).T)
+    return out[0] if np.ndim(a) == 1 else out
+
+
+def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The full discrete convolution of two vectors (``np.convolve``'s), in a fixed order.
+
+    ``np.convolve`` sums each output with the dtype's ``dot``, which is OpenBLAS's ``ddot``. Here
+    the shorter factor is applied as shifted multiples of the longer one, added in the order of
+    its index: one vector operation per entry of the shorter factor, so it is meant for short ones
+    (the evaluator convolves longer pairs by FFT).
+    """
+    long, short = (a, b) if len(a) >= len(b) else (b, a)
+    long, short = np.asarray(long, dtype=float), np.asarray(short, dtype=float)
+    k, n = len(short), len(long)
+    out = np.zeros(n + k - 1)
+    for j in range(k):
+        out[j: j + n] += short[j] * long
+    return out
