@@ -119,7 +119,7 @@ class Allocator:
                 self._phi[m] = (self.costs[u][:, None] + lam[None, :] * self.times[m, u][:, None]).min(axis=0)
         lb = (thin_matmul(counts, self._phi.T) - lam[None, :] * self.limit).max(axis=1)
         lb = lb - 1e-9 * np.abs(lb) - 1e-9  # conservative against round-off
-        fastest = matvec(counts, self.min_time[:, None])[:, 0]
+        fastest = matvec(counts, self.min_time)
         return np.where(fastest <= self.limit * (1 + 1e-12), np.maximum(lb, 0.0), np.inf)
 
     # ---- exact -------------------------------------------------------------------------------

@@ -67,6 +67,8 @@ def test_products_are_numpys_products():
     np.testing.assert_allclose(matvec(A, B), A @ B, rtol=1e-13)
     np.testing.assert_allclose(matvec(x, B), x @ B, rtol=1e-13)
     assert matvec(x, B).shape == (3,)
+    np.testing.assert_allclose(matvec(A, x), A @ x, rtol=1e-13)
+    assert matvec(A, x).shape == (6,) and float(matvec(x, x)) == pytest.approx(float(x @ x), rel=1e-14)
     assert dot(x, x) == pytest.approx(float(x @ x), rel=1e-14)
     assert dot(np.array([1e16, 1.0, -1e16]), np.ones(3)) == float(np.add.reduce(np.array([1e16, 1.0, -1e16])))
 

@@ -56,7 +56,7 @@ class LossTerms:
             groups.setdefault(id(d), (d, []))[1].append(c)
         for d, cs in groups.values():
             draws = d.sample(rng, (n, len(cs)))
-            out += matvec(draws, np.asarray(cs)[:, None])[:, 0]
+            out += matvec(draws, np.asarray(cs))
         return out
 
 

@@ -36,13 +36,13 @@ def thin_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def matvec(a: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``a @ x`` (``a`` of shape ``(N, M)`` or ``(M,)`` with ``x`` of shape ``(M, L)``), no BLAS.
-
-    A vector times a matrix is the one-row case of :func:`thin_matmul` (``x`` is transposed).
-    """
-    a2 = np.atleast_2d(np.asarray(a, dtype=float))
-    out = thin_matmul(a2, np.asarray(x, dtype=float).T)
-    return out[0] if np.ndim(a) == 1 else out
+    """``a @ x`` by :func:`thin_matmul` (no BLAS), for ``a`` of shape ``(M,)`` or ``(N, M)`` and
+    ``x`` of shape ``(M,)`` or ``(M, L)``; the result has numpy's shape."""
+    a, x = np.asarray(a, dtype=float), np.asarray(x, dtype=float)
+    out = thin_matmul(np.atleast_2d(a), x[None, :] if x.ndim == 1 else x.T)
+    if x.ndim == 1:
+        out = out[:, 0]
+    return out[0] if a.ndim == 1 else out
 
 
 def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
