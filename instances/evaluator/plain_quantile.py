@@ -21,11 +21,9 @@ from scipy import signal
 from deplbench.instances.evaluator.lattice import merge_smallest
 from deplbench.instances.evaluator.loss import LossTerms, loss_terms
 from deplbench.instances.semantics import data_effect
-from deplbench.numeric import convolve
+from deplbench.numeric import SHORT, convolve
 
 EPS = np.finfo(float).eps
-#: longest factor convolved directly (BLAS-free, so the same bits on every CPU; longer ones by FFT)
-DIRECT_MAX = 8
 TAIL = 1e-10  # mass dropped in each tail of each term
 TRIM = 1e-16  # mass dropped in each tail after each convolution
 MAX_POINTS = 1 << 21  # lattice points per term, at most
@@ -64,8 +62,8 @@ def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray, float]:
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     n = len(a) + len(b) - 1
-    if min(len(a), len(b)) <= DIRECT_MAX:  # direct, in a fixed order (deplbench.numeric); else FFT
-        out = convolve(a, b)  # fixed order: the same bits on every CPU
+    if min(len(a), len(b)) <= SHORT:  # direct, BLAS-free: the same bits on every CPU
+        out = convolve(a, b)
         err = min(len(a), len(b)) * 2 * EPS * a.sum() * b.sum() * 1.01
     else:
         out = signal.fftconvolve(a, b)

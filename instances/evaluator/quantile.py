@@ -37,11 +37,9 @@ from deplbench.instances.evaluator.lattice import (
 )
 from deplbench.instances.evaluator.lattice_batch import cached_pmfs
 from deplbench.instances.evaluator.loss import LossTerms
-from deplbench.numeric import convolve
+from deplbench.numeric import SHORT, convolve
 
 EPS = np.finfo(float).eps
-#: longest factor convolved directly (BLAS-free, so the same bits on every CPU; longer ones by FFT)
-DIRECT_MAX = 8
 MAX_POINTS = 1 << 21  # lattice points per term, at most
 
 
@@ -66,8 +64,8 @@ class Bracket:
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     n = len(a) + len(b) - 1
-    if min(len(a), len(b)) <= DIRECT_MAX:  # direct, in a fixed order (deplbench.numeric); else FFT
-        out = convolve(a, b)  # fixed order: the same bits on every CPU
+    if min(len(a), len(b)) <= SHORT:  # direct, BLAS-free: the same bits on every CPU
+        out = convolve(a, b)
         err = min(len(a), len(b)) * 2 * EPS * 1.02  # both have mass <= 1 (up to round-off)
     else:
         N = fft.next_fast_len(n, real=True)

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: longest factor worth :func:`convolve` (one vector operation per entry); callers use FFT beyond
+SHORT = 8
+
 
 def dot(a: np.ndarray, b: np.ndarray) -> float:
     """``a . b`` of two vectors, summed by numpy's pairwise reduction (no BLAS)."""
@@ -50,8 +53,8 @@ def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     ``np.convolve`` sums each output with the dtype's ``dot``, which is OpenBLAS's ``ddot``. Here
     the shorter factor is applied as shifted multiples of the longer one, added in the order of
-    its index: one vector operation per entry of the shorter factor, so it is meant for short ones
-    (the evaluator convolves longer pairs by FFT).
+    its index: one vector operation per entry of the shorter factor, so it is meant for factors of
+    at most :data:`SHORT` entries (the evaluator convolves longer pairs by FFT).
     """
     long, short = (a, b) if len(a) >= len(b) else (b, a)
     long, short = np.asarray(long, dtype=float), np.asarray(short, dtype=float)
