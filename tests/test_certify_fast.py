@@ -145,3 +145,46 @@ def test_laws_at_the_caps_give_finite_brackets(family, mean, var):
                 assert br.n_points > 0  # its own construction (no fall back)
                 assert np.mean(x <= br.hi) >= 0.9 - se
                 assert np.mean(x < br.lo) <= 0.9 + se
+
+
+def test_normal_guess_is_the_quantile_of_a_normal_sum():
+    from scipy import stats
+
+    from deplbench.instances.evaluator.evaluate import normal_guess
+    from deplbench.instances.evaluator.loss import LossTerms
+
+    laws = (noise_dist("normal", 1.0, 0.04), noise_dist("normal", 2.0, 0.25))
+    terms = LossTerms(5.0, laws, (-1.5, 0.7))
+    sd = ((1.5 ** 2) * 0.04 + (0.7 ** 2) * 0.25) ** 0.5
+    assert normal_guess(terms, 0.9) == pytest.approx(stats.norm.ppf(0.9, terms.mean, sd), rel=1e-12)
+    assert np.isnan(normal_guess(terms, 1.0))
+
+
+def test_ladder_skips_the_steps_the_guess_says_would_straddle(monkeypatch):
+    """Near the target ``certify`` computes only the ``rtol`` bracket (the normal guess lies within
+    the ladder's widths); far from it the ``64 rtol`` step decides alone; with the guess off
+    every step is tried, and each decision is the same."""
+    from deplbench.instances.evaluator import evaluate as ev
+
+    inst = load_paper("paper-alexnet-per_epoch-t9")
+    models = ["fast-unsteady"] * 20 + ["intermediate"] * 20 + ["slow-steady"] * 20
+    terms = loss_terms(inst, models, data_effect(inst, ("cifar10",)).g)
+    rtol, l0 = 1e-3, inst.loss.initial
+    full = certify(inst, None, rtol, terms=terms)
+    mid, w = 0.5 * (full.lo + full.hi), full.width
+    widths: list[float] = []
+    bracket = ev.quantile_bracket
+    monkeypatch.setattr(ev, "quantile_bracket", lambda t, o, width: widths.append(width) or bracket(t, o, width))
+
+    def steps(target: float) -> tuple[list[float], bool]:
+        """The widths computed (in units of ``rtol``) and the decision."""
+        widths.clear()
+        yes = certify(inst, None, rtol, decide=target, terms=terms).hi <= target
+        return [x / (rtol * l0) for x in widths], yes
+
+    near, far = mid + 0.75 * w, mid - 100 * w
+    assert steps(near) == ([pytest.approx(1.0)], True)
+    assert steps(far) == ([pytest.approx(64.0)], False)
+    monkeypatch.setattr(ev, "normal_guess", lambda *a: float("nan"))
+    tried, yes = steps(near)
+    assert tried[0] == pytest.approx(64.0) and yes

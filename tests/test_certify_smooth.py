@@ -18,7 +18,7 @@ from scipy import fft, stats
 from deplbench.instances.evaluator import lattice, smooth
 from deplbench.instances.evaluator.evaluate import certify
 from deplbench.instances.evaluator.loss import LossTerms, loss_terms
-from deplbench.instances.evaluator.quantile import _bracket
+from deplbench.instances.evaluator.quantile import _bracket, _convolve
 from deplbench.instances.families.paper import load_paper
 from deplbench.instances.families.random import random_instance
 from deplbench.instances.laws.distributions import penalty_dist
@@ -229,3 +229,17 @@ def test_batched_convolutions_equal_each_pairs_own_transform():
         assert np.array_equal(c, own)
         assert e == smooth.fft_error(N)
         assert np.abs(c - np.convolve(a, b)).sum() <= e
+
+
+@pytest.mark.parametrize("la,lb", [(9, 9), (20, 600), (513, 1024), (4000, 3001)])
+def test_lattice_convolution_is_scipys_transform_to_the_bit(la, lb):
+    """``quantile._convolve`` transforms with ``numpy.fft`` (cheaper to call) and gives scipy.fft's
+    bits: switching the two left every bracket unchanged; within its bound of the direct sum."""
+    rng = np.random.default_rng(la + lb)
+    a, b = rng.random(la), rng.random(lb)
+    a, b = a / a.sum(), b / b.sum()
+    n = la + lb - 1
+    N = fft.next_fast_len(n, real=True)
+    out, e = _convolve(a, b)
+    assert np.array_equal(out, np.maximum(fft.irfft(fft.rfft(a, N) * fft.rfft(b, N), N)[:n], 0.0))
+    assert np.abs(out - np.convolve(a, b)).sum() <= e

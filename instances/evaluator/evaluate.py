@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -94,9 +96,13 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     scale = instance.loss.initial
     omega = instance.loss.quantile
     if decide is not None and ladder and terms.dists:
+        guess = normal_guess(terms, omega)
         skip = False
         for k in LADDER:
-            if skip:  # the previous step left the target in its central half: go one step finer
+            # a step of width W decides only if the quantile lies about W / 2 or more from the
+            # target: skip it when the guess lies within W (it would likely straddle), or when the
+            # previous step left the target in its central half; a skip never changes the decision
+            if skip or abs(decide - guess) < k * rtol * scale:
                 skip = False
                 continue
             br = quantile_bracket(terms, omega, k * rtol * scale)
@@ -111,6 +117,20 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
         rtol = max(rtol / 8, MIN_RTOL)
         br = quantile_bracket(terms, omega, rtol * scale)
     return br
+
+
+def normal_guess(terms: LossTerms, omega: float) -> float:
+    """Where the ``omega``-quantile of ``terms`` probably lies: ``mean + z_omega sd`` (a guess, not a bound).
+
+    It only steers which of the ladder's brackets :func:`certify` computes; NaN (every step
+    tried) when ``omega`` is not inside (0, 1).
+    """
+    return terms.mean + _z(omega) * math.sqrt(terms.var)
+
+
+@lru_cache(maxsize=16)
+def _z(omega: float) -> float:
+    return NormalDist().inv_cdf(omega) if 0.0 < omega < 1.0 else math.nan
 
 
 def quantile_verdict(instance, terms: LossTerms, rtol: float = DEFAULT_RTOL,
