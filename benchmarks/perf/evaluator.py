@@ -1,6 +1,6 @@
 """Evaluator speed and bracket width on 60-epoch plans of the paper instances, both noise modes.
 
-Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions]``. Two tables:
+Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions] [--no-guess]``. Two tables:
 
 1. *Brackets.* For each noise mode, plan and requested width ``rtol`` (1e-3, 5e-4 of the
    initial loss): the median time of the certified bracket with the CDF tables and the term
@@ -13,7 +13,9 @@ Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions]`
 2. *Decisions* (``certify(..., decide=t)``, coarse brackets first) at ``rtol`` 1e-3 for
    targets at a signed distance from the bracket's midpoint (in units of the 1e-3 bracket
    width; ``far`` is the instance's target; ``inside`` needs refinement to rtol / 8), with
-   the tables cached, then with the tables and term lattices cached.
+   the tables cached, then with the tables and term lattices cached. ``--no-guess`` turns off the
+   normal guess that lets ``certify`` skip the ladder's steps near the target (every step tried,
+   as before 2026-11-29): a before/after comparison at one load.
 
 Target (issue 14): a per_epoch decision in at most 10 ms at width 1e-3 for a 60-epoch plan.
 """
@@ -21,10 +23,12 @@ Target (issue 14): a per_epoch decision in at most 10 ms at width 1e-3 for a 60-
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import time
 
+from deplbench.instances.evaluator import evaluate as evaluate_module
 from deplbench.instances.evaluator import lattice, lattice_batch, quantile
 from deplbench.instances.evaluator.evaluate import certify, evaluate
 from deplbench.instances.evaluator.loss import loss_terms
@@ -128,7 +132,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--decisions", action="store_true", help="only the decision tables")
+    ap.add_argument("--no-guess", action="store_true", help="certify tries every ladder step (no normal guess)")
     args = ap.parse_args()
+    if args.no_guess:
+        evaluate_module.normal_guess = lambda terms, omega: math.nan
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     if not args.decisions:
         brackets(args.repeat)
