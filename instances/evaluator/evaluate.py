@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 from scipy import stats
+from scipy.special import ndtri
 
 from deplbench.instances.evaluator.loss import LossTerms, loss_terms
 from deplbench.instances.evaluator.quantile import Bracket, floored_mean, quantile_bracket
@@ -130,7 +130,7 @@ def normal_guess(terms: LossTerms, omega: float) -> float:
 
 @lru_cache(maxsize=16)
 def _z(omega: float) -> float:
-    return NormalDist().inv_cdf(omega) if 0.0 < omega < 1.0 else math.nan
+    return float(ndtri(omega)) if 0.0 < omega < 1.0 else math.nan
 
 
 def quantile_verdict(instance, terms: LossTerms, rtol: float = DEFAULT_RTOL,
