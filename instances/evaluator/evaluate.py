@@ -83,9 +83,10 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
 
     With ``decide`` (a loss target) the grid is refined while the bracket straddles it, down
     to a width of ``MIN_RTOL * loss.initial``, and (``ladder``, the default) coarser brackets
-    (``LADDER`` times ``rtol``) are tried first: the first bracket that does not straddle the
-    target is returned, so ``hi <= decide`` proves the quantile is at most the target and
-    ``lo > decide`` proves it is above. Without ``ladder`` the chain starts at ``rtol`` (the
+    (``LADDER`` times ``rtol``) are tried first, but for those the :func:`normal_guess` of the
+    quantile says would straddle: the first bracket that does not straddle the target is
+    returned, so ``hi <= decide`` proves the quantile is at most the target and ``lo > decide``
+    proves it is above. Without ``ladder`` the chain starts at ``rtol`` (the
     bracket :func:`evaluate` reports). Both decide the same way whenever the chain from
     ``rtol`` decides (every bracket is certified: docs/evaluator.md), and ``evaluate`` tries
     the ladder when that chain ends straddling, so its verdict equals this decision.
