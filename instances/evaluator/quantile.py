@@ -71,8 +71,7 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     else:
         N = next_fast_len(n, real=True)
         out = fft.irfft(fft.rfft(a, N) * fft.rfft(b, N), N)[:n]
-        gamma = 5 * math.ceil(math.log2(N)) * EPS
-        err = math.sqrt(N) * (3 * gamma + EPS) + N * EPS
+        err = smooth.fft_error(N)
     np.maximum(out, 0.0, out=out)  # clipping moves entries towards the exact (non-negative) values
     return out, err
 

@@ -242,8 +242,8 @@ def term_parts(terms, h: float, hist: list[bool]):
 def fft_error(N: int) -> float:
     """L1 round-off bound of one FFT convolution of length ``N`` of two vectors of mass <= 1.
 
-    As in :func:`deplbench.instances.evaluator.quantile._convolve`: Higham's 2-norm bound with a safety
-    factor 5, then Cauchy-Schwarz to L1.
+    Higham's 2-norm bound with a safety factor 5, then Cauchy-Schwarz to L1 (the lattice
+    bracket's :func:`deplbench.instances.evaluator.quantile._convolve` uses it too).
     """
     gamma = 5 * math.ceil(math.log2(max(N, 2))) * EPS
     return math.sqrt(N) * (3 * gamma + EPS) + N * EPS
