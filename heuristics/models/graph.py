@@ -74,6 +74,7 @@ class ExpandedGraph:
         # (times, costs) of each model's options, for _fill
         self._edge_arrays = [([dt for dt, _, _ in e], np.array([c for _, c, _ in e], dtype=np.float32)) for e in self.edges]
         self.layers: list[Layer] = []
+        self._buf = np.empty(0, dtype=np.float32)  # _fill's scratch (see _scratch)
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
         self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
@@ -179,38 +180,56 @@ class ExpandedGraph:
     def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
         """Box, least costs and column minima of one model's states from its start region P (options applied).
 
-        The sums ``P + c`` of every option are made in one operation (the very float32 sums); the
-        first option writes its rows outright (min(inf, x) = x), the others take minima; states above ``_top`` are dropped (see ``_prune_top``)
-        only where ``_top`` is finite; the box's rows are the first and last finite entries, its
-        columns those of finite column minima. Returns (None, None, None) when nothing is finite.
+        Each option's sums ``P + c`` (the very float32 sums) go through one scratch array into
+        the layer: the first option writes its rows outright (min(inf, x) = x), the others take
+        minima. States above ``_top`` are dropped (see ``_prune_top``) only where ``_top`` is
+        finite. The box's rows are the first and last finite entries (when nothing was dropped
+        and both end rows hold one, the whole range, without a scan), its columns those of finite
+        column minima. Returns (None, None, None) when nothing is finite.
         """
         Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
         full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
         self.cells += full.size
         dts, cs = self._edge_arrays[m]
         used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
-        A = np.add(P[None], cs[:used, None, None])  # P + c of every option at once (the same float32 sums)
         n = min(i1, Tb - dts[0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
-        full[:n] = A[0, :n]
+        np.add(P[:n], cs[0], out=full[:n])
         full[n:] = np.inf
+        tmp = self._scratch(P.shape) if used > 1 else None
         for e in range(1, used):
             n = min(i1, Tb - dts[e]) - i0 + 1
             r = i0 + dts[e] - lo_i
-            dst = full[r:r + n]
-            np.minimum(dst, A[e, :n], out=dst)
+            t, dst = tmp[:n], full[r:r + n]
+            np.add(P[:n], cs[e], out=t)
+            np.minimum(dst, t, out=dst)
         s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
+        elif full[0].min() != np.inf and full[-1].min() != np.inf:
+            colmin = full.min(axis=0)  # nothing dropped and both end rows finite: the box spans every row
+            return self._crop(full, colmin, lo_i, lo_i + full.shape[0] - 1, j0)
         rows = (full != np.inf).any(axis=1)
         r0 = int(rows.argmax())  # the first and last rows with a finite entry
         if not rows[r0]:
             return None, None, None
         r1 = len(rows) - 1 - int(rows[::-1].argmax())
-        colmin = full[r0:r1 + 1].min(axis=0)
+        full = full[r0:r1 + 1]
+        return self._crop(full, full.min(axis=0), lo_i + r0, lo_i + r1, j0)
+
+    @staticmethod
+    def _crop(full: np.ndarray, colmin: np.ndarray, i0: int, i1: int, j0: int):
+        """(box, sub-array, column minima) of rows ``i0..i1`` cut to the columns with a finite minimum."""
         cols = colmin != np.inf
         c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
-        return (lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), full[r0:r1 + 1, c0:c1 + 1], colmin[c0:c1 + 1]
+        return (i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1]
+
+    def _scratch(self, shape: tuple[int, int]) -> np.ndarray:
+        """A float32 work array of ``shape``, a view of one buffer the graph keeps (grown as needed)."""
+        size = shape[0] * shape[1]
+        if self._buf.size < size:
+            self._buf = np.empty(2 * size, dtype=np.float32)
+        return self._buf[:size].reshape(shape)
 
     def _prune_top(self, layer: Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
