@@ -305,12 +305,9 @@ class ExpandedGraph:
         likely to be certified. (Taking the lowest bucket made a 4-epoch plan that meets the
         requirement invisible behind a 4-epoch path that does not.)
         """
-        out = []
-        for j in range(j_lo, self.L + 1):
-            v = float(self.best[j])
-            if np.isfinite(v) and (j == self.L or float(self.best[j + 1]) != v):
-                out.append(j)
-        return out
+        b = self.best[j_lo:]
+        last = np.append(b[1:] != b[:-1], True)  # the highest bucket of its plateau (L ends the last one)
+        return [j_lo + int(j) for j in np.flatnonzero(last & np.isfinite(b))]
 
     def cost(self, j: int) -> float:
         return float(self.best[j])
