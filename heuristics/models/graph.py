@@ -177,16 +177,17 @@ class ExpandedGraph:
         out = Layer([], [])
         for m in range(len(self.instance.models)):
             pbox, P = self._pred_region(k, m, prev)
-            box, sub, cmin = None, None, None
+            box, sub, cmin, emin = None, None, None, None
             edges = self.edges[m]
             if pbox is not None and edges:
                 i0, i1 = pbox[0], pbox[1]
                 lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
                 if lo_i <= hi_i:
-                    box, sub, cmin = self._fill(P, pbox, m, lo_i, hi_i)
+                    box, sub, cmin, emin = self._fill(P, pbox, m, lo_i, hi_i)
             out.boxes.append(box)
             out.subs.append(sub)
             out.colmins.append(cmin)
+            out.etamins.append(emin)
         return out
 
     def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
@@ -197,7 +198,8 @@ class ExpandedGraph:
         minima. States above ``_top`` are dropped (see ``_prune_top``) only where ``_top`` is
         finite. The box's rows are the first and last finite entries (when nothing was dropped
         and both end rows hold one, the whole range, without a scan), its columns those of finite
-        column minima. Returns (None, None, None) when nothing is finite.
+        column minima. Returns (box, least costs, column minima, column minima of the rows <= eta
+        or None when every row or none is), or four None when nothing is finite.
         """
         Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
         full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
@@ -219,22 +221,33 @@ class ExpandedGraph:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
         elif full[0].min() != np.inf and full[-1].min() != np.inf:
-            colmin = full.min(axis=0)  # nothing dropped and both end rows finite: the box spans every row
-            return self._crop(full, colmin, lo_i, lo_i + full.shape[0] - 1, j0)
+            # nothing dropped and both end rows finite: the box spans every row
+            return self._crop(full, lo_i, lo_i + full.shape[0] - 1, j0)
         rows = (full != np.inf).any(axis=1)
         r0 = int(rows.argmax())  # the first and last rows with a finite entry
         if not rows[r0]:
-            return None, None, None
+            return None, None, None, None
         r1 = len(rows) - 1 - int(rows[::-1].argmax())
-        full = full[r0:r1 + 1]
-        return self._crop(full, full.min(axis=0), lo_i + r0, lo_i + r1, j0)
+        return self._crop(full[r0:r1 + 1], lo_i + r0, lo_i + r1, j0)
 
-    @staticmethod
-    def _crop(full: np.ndarray, colmin: np.ndarray, i0: int, i1: int, j0: int):
-        """(box, sub-array, column minima) of rows ``i0..i1`` cut to the columns with a finite minimum."""
+    def _crop(self, full: np.ndarray, i0: int, i1: int, j0: int):
+        """(box, sub-array, column minima, column minima of the rows <= eta) of rows ``i0..i1``, cut to
+        the columns with a finite minimum.
+
+        The rows <= eta (the conservative time limit ``within`` serves first) and the rest are
+        reduced apart when the box straddles eta, so ``within`` reads their minima (exact: a
+        minimum of minima) instead of reducing the rows again; otherwise the last is None.
+        """
+        n = self.eta - i0 + 1  # rows <= eta
+        if 0 < n <= i1 - i0:
+            emin = full[:n].min(axis=0)
+            colmin = np.minimum(emin, full[n:].min(axis=0))
+        else:
+            colmin, emin = full.min(axis=0), None
         cols = colmin != np.inf
         c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
-        return (i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1]
+        return ((i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1],
+                None if emin is None else emin[c0:c1 + 1])
 
     def _scratch(self, shape: tuple[int, int]) -> np.ndarray:
         """A float32 work array of ``shape``, a view of one buffer the graph keeps (grown as needed)."""
@@ -279,9 +292,11 @@ class ExpandedGraph:
             live = [(b, c) for b, c in zip(cur.boxes, cur.colmins, strict=True) if b is not None]
             tops = [float(c[L - b[2]]) for b, c in live if b[3] == L]
             best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
-            low = min((float(c.min()) for _, c in live), default=np.inf)
-            if not np.isfinite(low) or low + cmin >= best_top:
-                break  # no continuation can be cheaper for any requirement up to the cap
+            if not live:
+                break
+            # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
+            if best_top != np.inf and min(float(c.min()) for _, c in live) + cmin >= best_top:
+                break
         self.within(self.eta)
 
     def within(self, i_max: int) -> None:
@@ -292,12 +307,17 @@ class ExpandedGraph:
         self.i_max = min(int(i_max), self.Tb)
         col = np.full((len(self.layers), self.L + 1), np.inf, dtype=np.float32)  # least cost per (layer, j)
         for k, lay in enumerate(self.layers):
-            for box, sub, cmin in zip(lay.boxes, lay.subs, lay.colmins, strict=True):
+            for box, sub, cmin, emin in zip(lay.boxes, lay.subs, lay.colmins, lay.etamins, strict=True):
                 if box is None:
                     continue
                 i0, i1, j0, j1 = box
                 if i0 <= self.i_max:  # a box inside the time limit: its column minima
-                    part = cmin if i1 <= self.i_max else sub[: self.i_max - i0 + 1].min(axis=0)
+                    if i1 <= self.i_max:
+                        part = cmin
+                    elif self.i_max == self.eta and emin is not None:
+                        part = emin
+                    else:
+                        part = sub[: self.i_max - i0 + 1].min(axis=0)
                     np.minimum(col[k, j0:j1 + 1], part, out=col[k, j0:j1 + 1])
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)

@@ -39,6 +39,7 @@ class Layer:
     boxes: list[Box | None]
     subs: list[np.ndarray | None]
     colmins: list[np.ndarray | None] = field(default_factory=list)  # per model: least cost per column of its box
+    etamins: list[np.ndarray | None] = field(default_factory=list)  # the same over the rows <= eta (None: all or none)
 
     def live(self):
         """(box, sub-array) of the models with a finite entry."""
