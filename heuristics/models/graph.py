@@ -167,6 +167,7 @@ class ExpandedGraph:
         if pbox is None:
             return None, None
         P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
+        moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
         for n, (a, d, _) in enumerate(moved):
             self._shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, first=n == 0)
         return pbox, P
