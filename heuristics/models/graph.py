@@ -29,6 +29,9 @@ from deplbench.instances.semantics import Options, options
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
+_add, _min, _min_reduce = np.add, np.minimum, np.minimum.reduce  # the ufuncs of the hot loops, bound once
+
+
 def _merge(dst: np.ndarray, src: np.ndarray, copy: bool) -> None:
     """dst = min(dst, src) in place; a plain copy when ``copy`` (dst is known to be all inf)."""
     if copy:
@@ -80,7 +83,7 @@ class ExpandedGraph:
                         for col in range(self.gb.shape[1])]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
         # (times, costs) of each model's options, for _fill
-        self._edge_arrays = [([dt for dt, _, _ in e], np.array([c for _, c, _ in e], dtype=np.float32)) for e in self.edges]
+        self._edge_arrays = [([dt for dt, _, _ in e], [c for _, c, _ in e]) for e in self.edges]
         self.layers: list[Layer] = []
         self._buf = np.empty(0, dtype=np.float32)  # _fill's scratch (see _scratch)
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
@@ -207,21 +210,23 @@ class ExpandedGraph:
         self.cells += full.size
         dts, cs = self._edge_arrays[m]
         used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
-        n = min(i1, Tb - dts[0]) - i0 + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
+        last = Tb - i0  # rows of P past this start every option beyond Tb
+        n = min(i1 - i0, last - dts[0]) + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
         np.add(P[:n], cs[0], out=full[:n])
         full[n:] = np.inf
-        tmp = self._scratch(P.shape) if used > 1 else None
-        for e in range(1, used):
-            n = min(i1, Tb - dts[e]) - i0 + 1
-            r = i0 + dts[e] - lo_i
-            t, dst = tmp[:n], full[r:r + n]
-            np.add(P[:n], cs[e], out=t)
-            np.minimum(dst, t, out=dst)
+        if used > 1:
+            tmp = self._scratch(P.shape)
+            for dt, c in zip(dts[1:used], cs[1:used], strict=True):
+                n = min(i1 - i0, last - dt) + 1
+                r = dt - dts[0]  # its first row in full
+                t, dst = tmp[:n], full[r:r + n]
+                _add(P[:n], c, out=t)
+                _min(dst, t, out=dst)
         s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        elif full[0].min() != np.inf and full[-1].min() != np.inf:
+        elif _min_reduce(full[0]) != np.inf and _min_reduce(full[-1]) != np.inf:
             # nothing dropped and both end rows finite: the box spans every row
             return self._crop(full, lo_i, lo_i + full.shape[0] - 1, j0)
         rows = (full != np.inf).any(axis=1)
@@ -241,10 +246,10 @@ class ExpandedGraph:
         """
         n = self.eta - i0 + 1  # rows <= eta
         if 0 < n <= i1 - i0:
-            emin = full[:n].min(axis=0)
-            colmin = np.minimum(emin, full[n:].min(axis=0))
+            emin = _min_reduce(full[:n], axis=0)
+            colmin = _min(emin, _min_reduce(full[n:], axis=0))
         else:
-            colmin, emin = full.min(axis=0), None
+            colmin, emin = _min_reduce(full, axis=0), None
         cols = colmin != np.inf
         c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
         return ((i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1],
