@@ -9,9 +9,13 @@ Speed (issue 16, same values bit for bit): every layer is updated only inside th
 bounding box of its finite entries (a min with ``inf`` changes nothing, and the finite
 entries are computed by the very same float32 additions and minima), and the per-layer
 minima that backtracking needs are kept, so a path is found by one search in one layer
-instead of a scan of every layer. Third round: the sums of every option are made in one
-operation, the column minima of each box are kept (the stop rule and ``within`` read them),
-and backtracked paths are memoised per state (docs/depl.md, "Speed (issue 16)").
+instead of a scan of every layer. Third round: the column minima of each box are kept (the
+stop rule and ``within`` read them), and backtracked paths are memoised per state
+(docs/depl.md, "Speed (issue 16)"). Issue 28: each option's sums go through one scratch
+array, the largest predecessor is copied into a start region (not min-ed with inf), row
+scans are skipped when nothing was dropped, and the rows <= eta are reduced apart
+(docs/depl.md, "Speed against the exact methods"); ``tests/test_stage2_dense.py`` checks every
+entry against the textbook dense recurrence.
 """
 
 from __future__ import annotations
@@ -23,21 +27,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.heuristics.models.layers import Box, Layer, shift_box, union_box
+from deplbench.heuristics.models.layers import Box, Layer, crop, shift_box, shift_into, union_box
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
-_add, _min, _min_reduce = np.add, np.minimum, np.minimum.reduce  # the ufuncs of the hot loops, bound once
-
-
-def _merge(dst: np.ndarray, src: np.ndarray, copy: bool) -> None:
-    """dst = min(dst, src) in place; a plain copy when ``copy`` (dst is known to be all inf)."""
-    if copy:
-        dst[...] = src
-    else:
-        np.minimum(dst, src, out=dst)
+_add, _min, _min_reduce = np.add, np.minimum, np.minimum.reduce  # the ufuncs of _fill's loop, bound once
 
 
 class ExpandedGraph:
@@ -117,30 +113,6 @@ class ExpandedGraph:
         extra = 0 if self.sb is None else int(self.sb[a, m, col])
         return int(self.gb[m, col] - self.pb[a, m] + extra)
 
-    def _shift_into(self, P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int, first: bool = False) -> None:
-        """P (the sub-array of box ``pbox``) = min(P, S (the sub-array of box ``sbox``) moved up by d buckets).
-
-        ``first``: P is still all inf, so the minimum is a copy (min(inf, x) = x; a strided copy is
-        about four times cheaper than a strided minimum).
-        """
-        L = self.L
-        i0, i1, j0, j1 = sbox
-        r0, r1 = i0 - pbox[0], i1 - pbox[0] + 1
-        if d >= 0:
-            top = L - d  # source columns >= top saturate at L
-            if j0 < top:
-                w = min(j1, top - 1) - j0 + 1
-                a = j0 + d - pbox[2]
-                _merge(P[r0:r1, a:a + w], S[:, :w], first)
-            if j1 >= top:
-                col = L - pbox[2]
-                _merge(P[r0:r1, col], S[:, max(top, j0) - j0:].min(axis=1), first)
-        else:
-            lo = max(j0, -d)  # source columns below -d drop out
-            a = lo + d - pbox[2]
-            w = j1 - lo + 1
-            _merge(P[r0:r1, a:a + w], S[:, lo - j0:], first)
-
     def _pred_region(self, k: int, m: int, prev: Layer | None) -> tuple[Box | None, np.ndarray | None]:
         """Box and least costs of the states that epoch k on model m starts from (before its option)."""
         L = self.L
@@ -172,7 +144,7 @@ class ExpandedGraph:
         P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
         moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
         for n, (a, d, _) in enumerate(moved):
-            self._shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, first=n == 0)
+            shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, L, first=n == 0)
         return pbox, P
 
     def _layer(self, k: int, prev: Layer | None) -> Layer:
@@ -228,32 +200,13 @@ class ExpandedGraph:
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
         elif _min_reduce(full[0]) != np.inf and _min_reduce(full[-1]) != np.inf:
             # nothing dropped and both end rows finite: the box spans every row
-            return self._crop(full, lo_i, lo_i + full.shape[0] - 1, j0)
+            return crop(full, lo_i, lo_i + full.shape[0] - 1, j0, self.eta)
         rows = (full != np.inf).any(axis=1)
         r0 = int(rows.argmax())  # the first and last rows with a finite entry
         if not rows[r0]:
             return None, None, None, None
         r1 = len(rows) - 1 - int(rows[::-1].argmax())
-        return self._crop(full[r0:r1 + 1], lo_i + r0, lo_i + r1, j0)
-
-    def _crop(self, full: np.ndarray, i0: int, i1: int, j0: int):
-        """(box, sub-array, column minima, column minima of the rows <= eta) of rows ``i0..i1``, cut to
-        the columns with a finite minimum.
-
-        The rows <= eta (the conservative time limit ``within`` serves first) and the rest are
-        reduced apart when the box straddles eta, so ``within`` reads their minima (exact: a
-        minimum of minima) instead of reducing the rows again; otherwise the last is None.
-        """
-        n = self.eta - i0 + 1  # rows <= eta
-        if 0 < n <= i1 - i0:
-            emin = _min_reduce(full[:n], axis=0)
-            colmin = _min(emin, _min_reduce(full[n:], axis=0))
-        else:
-            colmin, emin = _min_reduce(full, axis=0), None
-        cols = colmin != np.inf
-        c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
-        return ((i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1],
-                None if emin is None else emin[c0:c1 + 1])
+        return crop(full[r0:r1 + 1], lo_i + r0, lo_i + r1, j0, self.eta)
 
     def _scratch(self, shape: tuple[int, int]) -> np.ndarray:
         """A float32 work array of ``shape``, a view of one buffer the graph keeps (grown as needed)."""

@@ -2,6 +2,9 @@
 
 A layer keeps, per model, only the bounding box of its finite entries (the least costs of
 the states (time bucket i, loss bucket j) inside it) and the column minima of that box.
+The array steps on boxes live here too: moving a layer's box up by a loss delta into a
+start region (:func:`shift_into`) and cutting a filled region to its box (:func:`crop`).
+Imports numpy only.
 """
 
 from __future__ import annotations
@@ -21,6 +24,60 @@ def shift_box(box: Box, d: int, L: int) -> Box | None:
     if j1 + d < 0:
         return None
     return i0, i1, max(j0 + d, 0), j1 + d
+
+
+def _merge(dst: np.ndarray, src: np.ndarray, copy: bool) -> None:
+    """dst = min(dst, src) in place; a plain copy when ``copy`` (dst is known to be all inf)."""
+    if copy:
+        dst[...] = src
+    else:
+        np.minimum(dst, src, out=dst)
+
+
+def shift_into(P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int, L: int, first: bool = False) -> None:
+    """P (the sub-array of box ``pbox``) = min(P, S (the sub-array of box ``sbox``) moved up by d buckets).
+
+    Loss buckets saturate at ``L`` and drop out below 0. ``first``: P is still all inf, so the
+    minimum is a copy (min(inf, x) = x; a strided copy is about four times cheaper than a
+    strided minimum).
+    """
+    i0, i1, j0, j1 = sbox
+    r0, r1 = i0 - pbox[0], i1 - pbox[0] + 1
+    if d >= 0:
+        top = L - d  # source columns >= top saturate at L
+        if j0 < top:
+            w = min(j1, top - 1) - j0 + 1
+            a = j0 + d - pbox[2]
+            _merge(P[r0:r1, a:a + w], S[:, :w], first)
+        if j1 >= top:
+            col = L - pbox[2]
+            _merge(P[r0:r1, col], S[:, max(top, j0) - j0:].min(axis=1), first)
+    else:
+        lo = max(j0, -d)  # source columns below -d drop out
+        a = lo + d - pbox[2]
+        w = j1 - lo + 1
+        _merge(P[r0:r1, a:a + w], S[:, lo - j0:], first)
+
+
+def crop(full: np.ndarray, i0: int, i1: int, j0: int, eta: int):
+    """(box, sub-array, column minima, column minima of the rows <= eta) of a region whose rows
+    are the time buckets ``i0..i1`` and whose first column is loss bucket ``j0``, cut to the
+    columns with a finite minimum.
+
+    The rows <= eta (the conservative time limit ``within`` serves first) and the rest are
+    reduced apart when the box straddles eta, so ``within`` reads their minima (exact: a
+    minimum of minima) instead of reducing the rows again; otherwise the last is None.
+    """
+    n = eta - i0 + 1  # rows <= eta
+    if 0 < n <= i1 - i0:
+        emin = np.minimum.reduce(full[:n], axis=0)
+        colmin = np.minimum(emin, np.minimum.reduce(full[n:], axis=0))
+    else:
+        colmin, emin = np.minimum.reduce(full, axis=0), None
+    cols = colmin != np.inf
+    c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
+    return ((i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1],
+            None if emin is None else emin[c0:c1 + 1])
 
 
 def union_box(a: Box | None, b: Box | None) -> Box | None:
