@@ -27,6 +27,7 @@ import numpy as np
 from deplbench.instances.semantics import Options, nonempty_subsets, options, transfer_cost
 
 EXACT_STATES = 20_000  # exact cost-grid DP when the costs sit on a grid this coarse (else the FPTAS)
+_MULTIPLIERS = np.geomspace(1e-4, 1e6, 121)  # Lagrange multipliers, in units of max cost / budget
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def _lagrangian_bounds(cost, time, budget):
     The scores of every multiplier are computed in one array; the scalar bookkeeping
     keeps the order of the multipliers (the first cheapest feasible choice wins).
     """
-    lams = np.concatenate(([0.0], np.geomspace(1e-4, 1e6, 121) * (cost[np.isfinite(cost)].max() / budget)))
+    lams = np.concatenate(([0.0], _MULTIPLIERS * (cost[np.isfinite(cost)].max() / budget)))
     with np.errstate(invalid="ignore"):
         score = cost[None] + lams[:, None, None] * time[None]  # (multipliers, items, options)
     ch_all = np.argmin(score, axis=2)
@@ -299,7 +300,7 @@ def allocate(instance, datasets: Sequence[str], models: Sequence[str], eps: floa
         fixed = transfer_cost(instance, ds, [instance.clusters[j].id for j in sub])
         if best is not None and fixed >= best.cost:
             continue
-        allowed = np.isin(opts.cluster_index, sub)
+        allowed = (opts.cluster_index[:, None] == np.asarray(sub)[None, :]).any(axis=1)  # np.isin, minus its overhead
         # only the Pareto options of each model can be in an optimal choice
         keep = sorted(set().union(*(_pareto(opts.cost, opts.time[m], allowed).tolist() for m in set(rows))))
         if not keep:
