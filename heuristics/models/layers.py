@@ -115,7 +115,9 @@ class Layer:
             if b is None or b[0] > i_max or b[3] < j:
                 continue
             c0 = max(j, b[2])
-            hits = np.argwhere(self.subs[m][: i_max - b[0] + 1, c0 - b[2]:] == v)
-            if len(hits):
-                return m, b[0] + int(hits[0][0]), c0 + int(hits[0][1])
+            hits = self.subs[m][: i_max - b[0] + 1, c0 - b[2]:] == v  # a new C-ordered array
+            f = int(hits.argmax())  # the first hit in C order (0 when there is none)
+            if hits.flat[f]:
+                r, c = divmod(f, hits.shape[1])
+                return m, b[0] + r, c0 + c
         raise RuntimeError("stage 2 lost the least-cost state")  # a bug, never an input problem
