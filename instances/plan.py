@@ -60,14 +60,14 @@ class Plan:
     @classmethod
     def from_epochs(cls, datasets, epochs, **info: Any) -> Plan:
         """Build a plan from a per-epoch list of ``(model, cluster, level)``, run-length encoding it."""
-        segs: list[Segment] = []
+        runs: list[list] = []  # [model, cluster, level, epochs], counted before the segments are made
         for m, c, f in epochs:
             f = float(f)
-            if segs and segs[-1].model == m and segs[-1].cluster == c and segs[-1].level == f:
-                segs[-1] = replace(segs[-1], epochs=segs[-1].epochs + 1)
+            if runs and runs[-1][0] == m and runs[-1][1] == c and runs[-1][2] == f:
+                runs[-1][3] += 1
             else:
-                segs.append(Segment(m, c, f, 1))
-        return cls(tuple(datasets), tuple(segs), **info)
+                runs.append([m, c, f, 1])
+        return cls(tuple(datasets), tuple(Segment(*r) for r in runs), **info)
 
     @property
     def n_epochs(self) -> int:
