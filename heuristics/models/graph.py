@@ -370,9 +370,11 @@ class ExpandedGraph:
             for a, d, (i0, i1, j0, j1), sub in src:
                 if not i0 <= ip <= i1:
                     continue
-                row = sub[ip - i0]
-                js = range(max(L - d, 0), L + 1) if (j == L and d >= 0) else (j - d,)
-                for jp in js:
-                    if j0 <= jp <= j1 and row[jp - j0] + c == v:
-                        return o, a, ip, jp
+                if j == L and d >= 0:  # the top bucket: every source column that saturates, in order
+                    row = sub[ip - i0]
+                    for jp in range(max(L - d, 0, j0), min(L, j1) + 1):
+                        if row[jp - j0] + c == v:
+                            return o, a, ip, jp
+                elif j0 <= j - d <= j1 and sub[ip - i0, j - d - j0] + c == v:
+                    return o, a, ip, j - d
         raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
