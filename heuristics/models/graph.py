@@ -182,7 +182,7 @@ class ExpandedGraph:
         self.cells += full.size
         dts, cs = self._edge_arrays[m]
         used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
-        last = Tb - i0  # rows of P past this start every option beyond Tb
+        last = Tb - i0  # row r of P starts an option of time dt within Tb when r + dt <= last
         n = min(i1 - i0, last - dts[0]) + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
         np.add(P[:n], cs[0], out=full[:n])
         full[n:] = np.inf
