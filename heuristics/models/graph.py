@@ -33,9 +33,6 @@ from deplbench.instances.semantics import Options, options
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
-_add, _min, _min_reduce = np.add, np.minimum, np.minimum.reduce  # the ufuncs of _fill's loop, bound once
-
-
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.
 
@@ -192,13 +189,13 @@ class ExpandedGraph:
                 n = min(i1 - i0, last - dt) + 1
                 r = dt - dts[0]  # its first row in full
                 t, dst = tmp[:n], full[r:r + n]
-                _add(P[:n], c, out=t)
-                _min(dst, t, out=dst)
+                np.add(P[:n], c, out=t)
+                np.minimum(dst, t, out=dst)
         s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        elif _min_reduce(full[0]) != np.inf and _min_reduce(full[-1]) != np.inf:
+        elif full[0].min() != np.inf and full[-1].min() != np.inf:
             # nothing dropped and both end rows finite: the box spans every row
             return crop(full, lo_i, lo_i + full.shape[0] - 1, j0, self.eta)
         rows = (full != np.inf).any(axis=1)
