@@ -156,3 +156,68 @@ def test_walkable_supports_match_enumerated_sequences():
         for seq in frontier:
             seen.add(sum(1 << m for m in set(seq)))
         assert walkable(M, allowed) == seen, allowed
+
+
+def test_chain_blocks_are_passed_in_order_by_every_walk():
+    """Lemma 8b: every switch walk that uses exactly ``U`` passes the components of ``chain_blocks``
+    one after the other, in their order; the blocks exist exactly for the walkable supports."""
+    from deplbench.formulations.exact.conditions import chain_blocks, walkable
+
+    rng = np.random.default_rng(5)
+    nontrivial = 0
+    for _ in range(30):
+        M = 5
+        allowed = {(a, b) for a in range(M) for b in range(M) if a != b and (b == a + 1 or rng.random() < 0.3)}
+        walks: dict[int, list[tuple[int, ...]]] = {}
+        frontier = [(m,) for m in range(M)]
+        for _depth in range(7):  # every walk of at most 7 runs
+            nxt = []
+            for seq in frontier:
+                walks.setdefault(sum(1 << m for m in set(seq)), []).append(seq)
+                nxt += [seq + (b,) for b in range(M) if (seq[-1], b) in allowed]
+            frontier = nxt
+        ok = walkable(M, allowed)
+        for mask in range(1, 1 << M):
+            U = tuple(m for m in range(M) if mask >> m & 1)
+            blocks = chain_blocks(U, allowed)
+            assert (blocks is not None) == (mask in ok), (allowed, U)
+            if blocks is None:
+                continue
+            assert sorted(m for blk in blocks for m in blk) == list(U)
+            nontrivial += len(blocks) > 1
+            where = {m: i for i, blk in enumerate(blocks) for m in blk}
+            for seq in walks.get(mask, []):
+                idx = [where[m] for m in seq]
+                assert idx == sorted(idx), (allowed, U, blocks, seq)
+    assert nontrivial > 50  # the order is exercised, not only single components
+
+
+def test_covering_walk_matches_enumerated_completions():
+    """The sequence search's walk test: a prefix ending with ``last`` and remaining counts ``r`` has a
+    completion of allowed switches iff ``covering_walk`` says so (enumerated, counts included, on
+    remaining counts of one epoch per model, where a walk must use each model exactly once, and of
+    three, where it may come back)."""
+    from deplbench.formulations.exact.search import covering_walk
+
+    def completes(last, r, allowed):
+        if not any(r):
+            return True
+        return any(completes(m, tuple(c - (i == m) for i, c in enumerate(r)), allowed)
+                   for m in range(len(r)) if r[m] and (m == last or (last, m) in allowed))
+
+    rng = np.random.default_rng(7)
+    cut = kept = 0
+    for _ in range(25):
+        M = 4
+        allowed = {(a, b) for a in range(M) for b in range(M) if a != b and rng.random() < 0.35}
+        nxt = [[k for k in range(M) if k == a or (a, k) in allowed] for a in range(M)]
+        for last in range(M):
+            for need in range(1, 1 << M):
+                walk = covering_walk(nxt, last, need)
+                r3 = tuple(3 * (need >> m & 1) for m in range(M))
+                assert walk == completes(last, r3, allowed), (allowed, last, need)
+                if not walk:  # necessary: no completion, whatever the counts
+                    assert not completes(last, tuple(need >> m & 1 for m in range(M)), allowed)
+                cut += not walk
+                kept += walk
+    assert cut > 100 and kept > 100

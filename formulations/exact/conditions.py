@@ -246,3 +246,29 @@ def walkable(M: int, allowed: set[tuple[int, int]]) -> set[int]:
                     seen.add((k, vis | 1 << k))
                     todo.append((k, vis | 1 << k))
     return out
+
+
+def chain_blocks(members: tuple[int, ...], allowed: set[tuple[int, int]]) -> tuple[tuple[int, ...], ...] | None:
+    """The strongly connected components of the switch graph on ``members``, in the one order a
+    walk visiting all of ``members`` passes them (docs/exact-proofs.md, Lemma 8b), else None.
+
+    A walk never returns to a component it left, so it passes every component once, in an order that
+    is a Hamiltonian path of the condensation (a DAG): that path is unique when it exists. None when
+    no walk visits every member (then any placement is valid, there being no sequence).
+    """
+    reach = {m: {m} for m in members}  # reach[m]: the members a walk from m can get to
+    changed = True
+    while changed:
+        changed = False
+        for m in members:
+            more = {k for i in reach[m] for k in members if (i, k) in allowed} - reach[m]
+            if more:
+                reach[m] |= more
+                changed = True
+    comps = {frozenset(k for k in reach[m] if m in reach[k]) for m in members}
+    # along the path a component reaches all later ones: the reach sizes strictly decrease
+    order = sorted(comps, key=lambda c: -len(reach[min(c)]))
+    for c, d in zip(order, order[1:], strict=False):
+        if not any((i, k) in allowed for i in c for k in d):
+            return None
+    return tuple(tuple(sorted(c)) for c in order)

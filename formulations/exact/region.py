@@ -28,6 +28,7 @@ import numpy as np
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.conditions import (
     Condition,
+    chain_blocks,
     conditions,
     linear_condition,
     walkable,
@@ -90,6 +91,7 @@ class RegionBound:
         self.a, self.cum = bounder.a, bounder.cum  # a[m, i] = a_m(i + 1); cum[m, k] = sum a_m(1..k)
         self.weight = bounder.a[:, 0] * bounder.nmean  # ranks the models for the dominant choice
         self.walkable = walkable(self.M, set(bounder.sw_index))  # supports some sequence can use
+        self._orders: dict[tuple[bytes, tuple[int, ...]], tuple[int, ...]] = {}  # Lemma 8b placements
         alloc.lower_bounds(np.zeros((1, self.M)))  # builds alloc._phi
         self.limit = alloc.limit
         lam, phi = alloc._lambdas, alloc._phi
@@ -280,7 +282,7 @@ class RegionBound:
         a, cum = self.a, self.cum
         off = np.zeros(M, dtype=int)
         run = 0
-        for m in c.rank:
+        for m in self._order(c.rank, lo):
             if lo[m] > 0:
                 off[m] = run
                 run += int(lo[m])
@@ -289,6 +291,18 @@ class RegionBound:
         incs = [c.beta[m] * a[m, off[m] + lo[m]: off[m] + lo[m] + room] + c.sep_inc[m, lo[m]: lo[m] + room]
                 for m in free]
         return total, incs
+
+    def _order(self, rank: tuple[int, ...], lo: np.ndarray) -> tuple[int, ...]:
+        """The placement order of Lemma 8b on the support of ``lo``: its switch graph's components in
+        the order every walk passes them, each in ``rank`` order (``rank`` when no walk covers it)."""
+        key = ((lo > 0).tobytes(), rank)
+        out = self._orders.get(key)
+        if out is None:
+            U = tuple(int(m) for m in np.flatnonzero(lo > 0))
+            blocks = chain_blocks(U, set(self.bounder.sw_index)) if U else None
+            out = rank if blocks is None else tuple(m for blk in blocks for m in rank if m in blk)
+            self._orders[key] = out
+        return out
 
     def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> np.ndarray:
         """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""

@@ -50,6 +50,25 @@ def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
                for r2, g2 in entries)
 
 
+def covering_walk(nxt: list[list[int]], last: int, need: int) -> bool:
+    """Some walk from ``last`` along ``nxt`` (the allowed next models) visits every model of the
+    mask ``need`` and no model outside it: a necessary condition for completing a prefix that ends
+    with ``last`` when ``need`` holds the models with remaining epochs (a model without remaining
+    epochs cannot run again). States: current model, models visited."""
+    start = (last, need & (1 << last))
+    seen, todo = {start}, [start]
+    while todo:
+        m, vis = todo.pop()
+        if vis == need:
+            return True
+        for k in nxt[m]:
+            state = (k, vis | 1 << k)
+            if need >> k & 1 and state not in seen:
+                seen.add(state)
+                todo.append(state)
+    return False
+
+
 class SequenceSearch:
     """Depth-first search for a certified sequence with given epoch counts.
 
@@ -74,16 +93,7 @@ class SequenceSearch:
         M = bounder.M
         ids = instance.model_ids
         self.nxt = [[m for m in range(M) if m == a or instance.allowed(ids[a], ids[m])] for a in range(M)]
-        reach = []
-        for a in range(M):  # models reachable from a (a included), by a walk of allowed switches
-            seen, todo = {a}, [a]
-            while todo:
-                for m in self.nxt[todo.pop()]:
-                    if m not in seen:
-                        seen.add(m)
-                        todo.append(m)
-            reach.append(frozenset(seen))
-        self.reach = reach
+        self._walks: dict[tuple[int, int], bool] = {}  # (last model, remaining models' mask) -> a walk exists
         self.memo: dict[Runs, list] = {}  # prefix -> [(remaining counts, g)] proven refuted
         self.memo_size = 0
         self.unproven_count = 0  # sequences rejected only because their finest bracket straddled
@@ -95,6 +105,13 @@ class SequenceSearch:
             raise WorkLimit
         if self.stats["nodes"] % 64 == 0 and time.perf_counter() > self.deadline:
             raise Timeout
+
+    def _walk(self, last: int, need: int) -> bool:
+        """:func:`covering_walk` from ``last`` over the remaining models ``need`` (remembered)."""
+        out = self._walks.get((last, need))
+        if out is None:
+            out = self._walks[(last, need)] = covering_walk(self.nxt, last, need)
+        return out
 
     def _remember(self, runs: Runs, r: tuple[int, ...], g: float) -> None:
         if self.memo_size >= MAX_MEMO:
@@ -128,7 +145,7 @@ class SequenceSearch:
         self._tick()
         if not any(p.r):
             return self._leaf(g, datasets, runs, p)
-        if not {m for m in range(self.b.M) if p.r[m]} <= self.reach[p.last]:
+        if not self._walk(p.last, sum(1 << m for m in range(self.b.M) if p.r[m])):
             self.stats["pruned_walk"] += 1
             return None
         if self.b.valid and len(runs) > 0:
