@@ -137,7 +137,7 @@ def test_region_keys_keep_the_optimum(mode):
 
 def test_walkable_supports_match_enumerated_sequences():
     """A support is walkable iff some switch sequence (consecutive models allowed) uses exactly it."""
-    from deplbench.formulations.exact.conditions import walkable
+    from deplbench.formulations.exact.walks import walkable
 
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -161,7 +161,7 @@ def test_walkable_supports_match_enumerated_sequences():
 def test_chain_blocks_are_passed_in_order_by_every_walk():
     """Lemma 8b: every switch walk that uses exactly ``U`` passes the components of ``chain_blocks``
     one after the other, in their order; the blocks exist exactly for the walkable supports."""
-    from deplbench.formulations.exact.conditions import chain_blocks, walkable
+    from deplbench.formulations.exact.walks import chain_blocks, walkable
 
     rng = np.random.default_rng(5)
     nontrivial = 0
@@ -197,7 +197,7 @@ def test_covering_walk_matches_enumerated_completions():
     completion of allowed switches iff ``covering_walk`` says so (enumerated, counts included, on
     remaining counts of one epoch per model, where a walk must use each model exactly once, and of
     three, where it may come back)."""
-    from deplbench.formulations.exact.search import covering_walk
+    from deplbench.formulations.exact.walks import covering_walk
 
     def completes(last, r, allowed):
         if not any(r):

@@ -5,8 +5,9 @@ When every noise law is non-negative (every family but ``normal``), a *relaxed* 
 is pointwise no larger under a coupling gives a lower bound on the omega-quantile:
 
 * a model's remaining epochs, wherever they are placed after position ``k``, sit at
-  positions ``>= k + 1, k + 2, ...``; the progress ``a_m`` is non-increasing, so giving them
-  exactly those earliest positions can only raise the coefficient of a non-negative factor;
+  positions ``>= k + 1, k + 2, ...`` (after the remaining epochs of the switch components every
+  completion passes before its own, :mod:`.walks`); the progress ``a_m`` is non-increasing, so
+  giving them exactly those earliest positions can only raise the coefficient of a non-negative factor;
 * penalties of switches not yet made are replaced by their lowest value ``min(0, low)``
   (0 on every shipped family), once per remaining epoch.
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deplbench.formulations.exact.laws import LabelStore, min_law
+from deplbench.formulations.exact.walks import Blocks
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
@@ -105,6 +107,7 @@ class Bounder:
         self._into: dict[tuple[int, int], Dist | None] = {}
         self._entry: dict[tuple, np.ndarray] = {}
         self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
+        self.walks = Blocks(self.M, set(self.sw_index))  # Lemma 8b: where a prefix's remaining epochs can go
         # the coupling argument needs X >= 0 almost surely (not the normal law)
         self.valid = all((d.value >= 0) if d.is_constant else d.lower >= 0 for d in self.noise)
         # common progress shape a_m = A_m h (same B, p): A_m, else None (Lemma 8 needs it)
@@ -126,8 +129,8 @@ class Bounder:
         offset = self.l0 + self.low * sum(p.r)  # future switches: at most one per remaining epoch
         if self.per_run:
             dists, coefs = [], []
-            for m in range(self.M):
-                c = p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]
+            for m, k in enumerate(self._starts(p)):
+                c = p.s[m] + self.cum[m, k + p.r[m]] - self.cum[m, k]
                 if c > 0:
                     dists.append(self.noise[m])
                     coefs.append(-g * c)
@@ -143,11 +146,18 @@ class Bounder:
         noise, arow, ng = self.noise, self._arow, -g
         dists = [noise[m] for m in p.epoch_models]
         coefs = [ng * arow[m][j] for j, m in enumerate(p.epoch_models)]
-        for m in range(self.M):
+        for m, k in enumerate(self._starts(p)):
             if p.r[m]:
                 dists += [noise[m]] * p.r[m]
-                coefs += [ng * x for x in arow[m][p.k: p.k + p.r[m]]]
+                coefs += [ng * x for x in arow[m][k: k + p.r[m]]]
         return dists, coefs
+
+    def _starts(self, p: Prefix) -> list[int]:
+        """Per model, the position after which its remaining epochs come: ``k`` plus the remaining
+        epochs of the switch components every completion passes before its own (Lemma 8b; not for
+        the empty prefix, whose count-level screens need bounds monotone in every count)."""
+        off = self.walks.offsets(p.r) if p.last >= 0 else None
+        return [p.k] * self.M if off is None else [p.k + o for o in off]
 
     @staticmethod
     def _kept(offset: float, dists: list, coefs: list, keep_d: list, keep_c: list) -> LossTerms:
@@ -187,17 +197,6 @@ class Bounder:
             law = self._into[key] = min_law(laws) if laws else self.pmin
         return law
 
-    def forced_first(self, within: int) -> int:
-        """The one model of ``within`` that no switch from ``within`` enters (it must come first in
-        every sequence using exactly these models), else -1."""
-        key = ("first", within)
-        out = self._entry.get(key)
-        if out is None:
-            ms = [m for m in range(self.M) if within >> m & 1]
-            free = [m for m in ms if not any((i, m) in self.sw_index for i in ms if i != m)]
-            out = self._entry[key] = free[0] if len(free) == 1 else -1
-        return out
-
     def entry_levels(self, within: int, level: float) -> np.ndarray:
         """``y_m`` with ``P(entry into m >= y_m) >= level`` for the models of ``within`` (0 elsewhere)."""
         key = ("level", within, level)
@@ -227,7 +226,7 @@ class Bounder:
             if self.store is None and self.low >= 0 and self.placed_refuted(g, p):
                 return True
             return self.refuted(self.prefix_terms(g, p), bracket)
-        c = np.array([g * (p.s[m] + self.cum[m, p.k + p.r[m]] - self.cum[m, p.k]) for m in range(self.M)])
+        c = np.array([g * (p.s[m] + self.cum[m, k + p.r[m]] - self.cum[m, k]) for m, k in enumerate(self._starts(p))])
         cnt = np.zeros(self.store.P, dtype=np.int64)
         np.add.at(cnt, np.asarray(p.switches, dtype=int), 1)
         # then one column for P_min (empty prefix), one per distinct entry law (first come)
@@ -293,7 +292,7 @@ class Bounder:
             return mean - g * self._placed_sum(p, beta) - kappa * math.sqrt(pvar)
         # per_epoch: the placed terms exactly, the remaining ones at their earliest positions
         var = sum(self.nvar[m] * self.a[m, j] ** 2 for j, m in enumerate(p.epoch_models))
-        var += sum(self.nvar[m] * float(np.sum(self.a[m, p.k: p.k + p.r[m]] ** 2)) for m in range(self.M))
+        var += sum(self.nvar[m] * float(np.sum(self.a[m, k: k + p.r[m]] ** 2)) for m, k in enumerate(self._starts(p)))
         placed = sum(self.nmean[m] * self.a[m, j] for j, m in enumerate(p.epoch_models))
         rest = self._placed_sum(p, self.nmean * (1 + 1e-12), with_prefix=False)
         return mean - g * (placed * (1 + 1e-12) + rest) - kappa * math.sqrt(g * g * var * (1 + 1e-6) + pvar)
@@ -337,11 +336,17 @@ class Bounder:
         return best
 
     def _placed_sum(self, p: Prefix, x: np.ndarray, with_prefix: bool = True) -> float:
-        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement;
-        without the prefix's own part when ``with_prefix`` is false."""
+        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement
+        within the switch components of the remaining models, in their order (Lemma 8b); without
+        the prefix's own part when ``with_prefix`` is false."""
         total = dot(x, p.s) if with_prefix else 0.0
         pos = p.k
-        for m in np.argsort(-(x * self.shape), kind="stable"):
+        order = np.argsort(-(x * self.shape), kind="stable")
+        if p.last >= 0 and self.walks.offsets(p.r) is not None:
+            where = {m: j for j, blk in enumerate(self.walks.of(sum(1 << m for m in range(self.M) if p.r[m])))
+                     for m in blk}
+            order = sorted((m for m in order if p.r[m]), key=where.__getitem__)  # stable: rank within each
+        for m in order:
             if p.r[m] > 0:
                 total += x[m] * (self.cum[m, pos + p.r[m]] - self.cum[m, pos])
                 pos += p.r[m]

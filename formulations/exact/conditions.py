@@ -2,8 +2,7 @@
 
 Rule R (separable in the counts, Lemma 5), placed by Lemma 8 when the models share a progress
 shape, with skewed and joint product thresholds, the entries of Lemma 10 and the joint Cantelli
-condition of Lemma 11; and the supports a switch walk can use. :mod:`.exact_region` turns them
-into keys on whole lattice subtrees.
+condition of Lemma 11. :mod:`.region` turns them into keys on whole lattice subtrees.
 """
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ class Condition:
         mask = int(sum(1 << int(m) for m in np.flatnonzero(used)))
         if mask & (mask - 1) == 0:
             return self.need  # one model: no entry
-        first = self.src.forced_first(mask)  # a model nothing enters comes first: its entry is not made
+        first = self.src.walks.forced_first(mask)  # a model nothing enters comes first: its entry is not made
         if self.entries == "level":
             ys = self.src.entry_levels(mask, self.level)
             return self.need + float(ys[used].sum() - (ys[first] if first >= 0 else ys[used].max()))
@@ -226,49 +225,3 @@ def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, float]]:
             lv[d] = lead
             out.append((d, _quantiles(b, lv), level))
     return out
-
-
-def walkable(M: int, allowed: set[tuple[int, int]]) -> set[int]:
-    """Bitmasks of the supports ``U`` whose models one sequence can all use: a walk of allowed
-    switches inside ``U`` that visits every model of ``U`` (states: current model, visited set)."""
-    out = set()
-    for U in range(1, 1 << M):
-        members = [m for m in range(M) if U >> m & 1]
-        seen = {(m, 1 << m) for m in members}
-        todo = list(seen)
-        while todo:
-            m, vis = todo.pop()
-            if vis == U:
-                out.add(U)
-                break
-            for k in members:
-                if (m, k) in allowed and (k, vis | 1 << k) not in seen:
-                    seen.add((k, vis | 1 << k))
-                    todo.append((k, vis | 1 << k))
-    return out
-
-
-def chain_blocks(members: tuple[int, ...], allowed: set[tuple[int, int]]) -> tuple[tuple[int, ...], ...] | None:
-    """The strongly connected components of the switch graph on ``members``, in the one order a
-    walk visiting all of ``members`` passes them (docs/exact-proofs.md, Lemma 8b), else None.
-
-    A walk never returns to a component it left, so it passes every component once, in an order that
-    is a Hamiltonian path of the condensation (a DAG): that path is unique when it exists. None when
-    no walk visits every member (then any placement is valid, there being no sequence).
-    """
-    reach = {m: {m} for m in members}  # reach[m]: the members a walk from m can get to
-    changed = True
-    while changed:
-        changed = False
-        for m in members:
-            more = {k for i in reach[m] for k in members if (i, k) in allowed} - reach[m]
-            if more:
-                reach[m] |= more
-                changed = True
-    comps = {frozenset(k for k in reach[m] if m in reach[k]) for m in members}
-    # along the path a component reaches all later ones: the reach sizes strictly decrease
-    order = sorted(comps, key=lambda c: -len(reach[min(c)]))
-    for c, d in zip(order, order[1:], strict=False):
-        if not any((i, k) in allowed for i in c for k in d):
-            return None
-    return tuple(tuple(sorted(c)) for c in order)

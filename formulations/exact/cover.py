@@ -250,7 +250,7 @@ def entry_laws(b: Bounder, U) -> list[Dist]:
     those into ``(j)``, ``j > i``, above ``L_(j-1)``.
     """
     mask = sum(1 << m for m in U)
-    first = b.forced_first(mask)
+    first = b.walks.forced_first(mask)
     if first >= 0:
         return [b.entry_law(m, mask) for m in U if m != first]
     laws = sorted((b.entry_law(m, mask) for m in U), key=lambda d: d.mean)

@@ -26,13 +26,7 @@ import math
 import numpy as np
 
 from deplbench.formulations.exact.bounds import Bounder
-from deplbench.formulations.exact.conditions import (
-    Condition,
-    chain_blocks,
-    conditions,
-    linear_condition,
-    walkable,
-)
+from deplbench.formulations.exact.conditions import Condition, conditions, linear_condition
 from deplbench.formulations.exact.cover import (
     COVER_AFTER,
     LATE,
@@ -40,6 +34,7 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
+from deplbench.formulations.exact.walks import chain_blocks, walkable
 from deplbench.numeric import matvec
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]

@@ -14,6 +14,7 @@ import operator
 import time
 
 from deplbench.formulations.exact.bounds import Bounder, Prefix
+from deplbench.formulations.exact.walks import covering_walk
 from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import run_models
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
@@ -42,31 +43,13 @@ def check_limits(stats: dict, deadline: float | None, max_work: int) -> None:
         raise WorkLimit
 
 
-def _dominated(entries: list, r: tuple[int, ...], g: float) -> bool:
-    """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2 and
-    the same models remain (so the relaxations count the same mandatory switches)."""
+def _dominated(entries: list, r: tuple[int, ...], g: float, fixed: tuple[int, ...] = ()) -> bool:
+    """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2, the
+    same models remain (so the relaxations count the same mandatory switches) and ``r`` equals
+    ``r2`` on ``fixed``, the models outside the last switch component (Lemma 8b's offsets)."""
     pos = [b > 0 for b in r]
     return any(g2 >= g and [a > 0 for a in r2] == pos and all(map(operator.ge, r2, r))
-               for r2, g2 in entries)
-
-
-def covering_walk(nxt: list[list[int]], last: int, need: int) -> bool:
-    """Some walk from ``last`` along ``nxt`` (the allowed next models) visits every model of the
-    mask ``need`` and no model outside it: a necessary condition for completing a prefix that ends
-    with ``last`` when ``need`` holds the models with remaining epochs (a model without remaining
-    epochs cannot run again). States: current model, models visited."""
-    start = (last, need & (1 << last))
-    seen, todo = {start}, [start]
-    while todo:
-        m, vis = todo.pop()
-        if vis == need:
-            return True
-        for k in nxt[m]:
-            state = (k, vis | 1 << k)
-            if need >> k & 1 and state not in seen:
-                seen.add(state)
-                todo.append(state)
-    return False
+               and all(r2[m] == r[m] for m in fixed) for r2, g2 in entries)
 
 
 class SequenceSearch:
@@ -150,7 +133,7 @@ class SequenceSearch:
             return None
         if self.b.valid and len(runs) > 0:
             entries = self.memo.get(runs)
-            if entries and _dominated(entries, p.r, g):
+            if entries and _dominated(entries, p.r, g, self.b.walks.fixed(p.r)):
                 self.stats["pruned_dominance"] += 1
                 return None
             # brackets only where a run has just started (the relaxation changed most); Cantelli always
