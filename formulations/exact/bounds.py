@@ -342,9 +342,8 @@ class Bounder:
         total = dot(x, p.s) if with_prefix else 0.0
         pos = p.k
         order = np.argsort(-(x * self.shape), kind="stable")
-        if p.last >= 0 and self.walks.offsets(p.r) is not None:
-            where = {m: j for j, blk in enumerate(self.walks.of(sum(1 << m for m in range(self.M) if p.r[m])))
-                     for m in blk}
+        where = self.walks.where(p.r) if p.last >= 0 else None
+        if where is not None:
             order = sorted((m for m in order if p.r[m]), key=where.__getitem__)  # stable: rank within each
         for m in order:
             if p.r[m] > 0:

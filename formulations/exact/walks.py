@@ -90,6 +90,7 @@ class Blocks:
         self.M, self.allowed = M, allowed
         self._blocks: dict[int, tuple[tuple[int, ...], ...] | None] = {}
         self._first: dict[int, int] = {}
+        self._where: dict[int, dict[int, int] | None] = {}
 
     def of(self, need: int) -> tuple[tuple[int, ...], ...] | None:
         """:func:`chain_blocks` of the models of the mask ``need`` (remembered)."""
@@ -106,6 +107,16 @@ class Blocks:
             ms = [m for m in range(self.M) if within >> m & 1]
             free = [m for m in ms if not any((i, m) in self.allowed for i in ms if i != m)]
             out = self._first[within] = free[0] if len(free) == 1 else -1
+        return out
+
+    def where(self, r: tuple[int, ...]) -> dict[int, int] | None:
+        """Per remaining model, the index of its component (remembered); None as :meth:`offsets`."""
+        need = sum(1 << m for m in range(self.M) if r[m])
+        out = self._where.get(need, False)
+        if out is False:
+            blocks = self.of(need)
+            out = self._where[need] = None if blocks is None or len(blocks) < 2 else {
+                m: j for j, blk in enumerate(blocks) for m in blk}
         return out
 
     def offsets(self, r: tuple[int, ...]) -> list[int] | None:
