@@ -68,6 +68,7 @@ def test_conditions_hold_for_every_certified_sequence(mode):
     for seed in range(3):
         inst = generate("random", {**TINY, "noise_mode": mode}, seed=seed)
         bb = exact_mod._BranchAndBound(inst, math.inf, 10**6)
+        bb.build_regions()
         assert bb.bounder.shape is not None  # the random family has a common progress shape
         oracle = Oracle(inst)
         for grp, reg in zip(bb.groups, bb.regions, strict=True):
@@ -102,6 +103,7 @@ def test_region_key_bounds_every_node_of_its_subtree(mode, seed):
     """key(n) <= LB(n') for every n' of the subtree of n meeting the conditions of its support."""
     inst = generate("random", {**MID, "noise_mode": mode, "datasets": 1}, seed=seed)
     bb = exact_mod._BranchAndBound(inst, math.inf, 10**6)
+    bb.build_regions()
     K, M = inst.max_epochs, bb.M
     tight = infinite = 0
     for grp, reg in zip(bb.groups, bb.regions, strict=True):
@@ -221,3 +223,34 @@ def test_covering_walk_matches_enumerated_completions():
                 cut += not walk
                 kept += walk
     assert cut > 100 and kept > 100
+
+
+MANY_GROUPS = {"noise_mode": "per_run", "models": 5, "clusters": 3, "datasets": 3, "transfer": 5.0, "epochs": 30}
+
+
+def test_region_keys_are_built_under_the_work_limit():
+    """49 (datasets, clusters) groups, each with its region keys: building them all takes about 60,000
+    work units (14 s), and a work limit stops inside, not after, with the bound of the groups built."""
+    inst = generate("random", MANY_GROUPS, seed=0)
+    res = solve("exact", inst, {"max_work": 200, "time_limit": 600, "incumbent": False})
+    assert res.status == Status.TIMEOUT and "work limit" in res.message
+    assert res.extra["count_vectors"] == 0 and 200 < res.extra["work"] < 2000
+    assert res.bound > 0.0  # the least root key, or the least LB of a root's children, over the groups
+
+
+def test_an_interrupt_while_region_keys_are_built_returns_the_incumbent(monkeypatch):
+    """SIGINT/SIGTERM (KeyboardInterrupt) in the third group's region keys: the incumbent comes back."""
+    inst = generate("random", MANY_GROUPS, seed=0)
+    built = []
+    orig = exact_mod.RegionBound.__init__
+
+    def init(self, *args, **kwargs):
+        if len(built) == 2:
+            raise KeyboardInterrupt
+        built.append(1)
+        orig(self, *args, **kwargs)
+
+    monkeypatch.setattr(exact_mod.RegionBound, "__init__", init)
+    res = solve("exact", inst, {"time_limit": 600})
+    assert res.status == Status.INTERRUPTED and res.plan is not None and res.evaluation.feasible
+    assert res.extra["count_vectors"] == 0 and len(built) == 2

@@ -105,12 +105,10 @@ class _BranchAndBound:
         self.groups = _groups(instance)
         self.bounder = Bounder(instance, self.stats, positions)
         self.seqs = SequenceSearch(instance, self.bounder, self.stats, deadline, max_work)
-        # region keys (docs/exact-proofs.md): need the earliest-position relaxation (X >= 0)
-        self.regions = [RegionBound(self.bounder, grp.alloc, grp.g, instance.max_epochs, cover, deadline, max_work)
-                        if region and self.bounder.valid else None for grp in self.groups]
-        roots = [r.root_key + grp.transfer if r is not None else 0.0
-                 for r, grp in zip(self.regions, self.groups, strict=True)]
-        self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
+        # region keys (docs/exact-proofs.md): need the earliest-position relaxation (X >= 0); built by
+        # build_regions, under the limits (they take seconds on instances with many groups)
+        self.use_region, self.cover = region and self.bounder.valid, cover
+        self.regions: list[RegionBound | None] = [None] * len(self.groups)
         self.M = len(instance.models)
         self.best: tuple[float, Plan] | None = None
         # count-level screens: counts -> largest g refuted / smallest g passed (dominance in (n, g))
@@ -197,13 +195,31 @@ class _BranchAndBound:
             self.stats["pruned_region"] += 1
         return True
 
+    def build_regions(self) -> None:
+        """Each group's region keys (when ``region``), checking the limits before each group. The
+        least root key over the groups is a global bound (``root_bound``); a group not built yet
+        counts with the least ``LB`` of its root's children."""
+        unit = np.eye(self.M)
+        roots = [float(np.min(grp.alloc.lower_bounds(unit))) + grp.transfer for grp in self.groups]
+        for gi, grp in enumerate(self.groups):
+            self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
+            if not self.use_region:
+                continue
+            check_limits(self.stats, self.deadline, self.max_work)
+            reg = RegionBound(self.bounder, grp.alloc, grp.g, self.inst.max_epochs, self.cover, self.deadline,
+                              self.max_work)
+            self.regions[gi] = reg
+            roots[gi] = reg.root_key + grp.transfer
+        self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
+
     def run(self) -> SolveResult:
         heap: list = []
         tie = itertools.count()
-        for gi, (grp, reg) in enumerate(zip(self.groups, self.regions, strict=True)):
-            self._children(gi, (0,) * self.M, heap, tie, reg.root_key + grp.transfer if reg else 0.0)
         key = -math.inf
         try:
+            self.build_regions()
+            for gi, (grp, reg) in enumerate(zip(self.groups, self.regions, strict=True)):
+                self._children(gi, (0,) * self.M, heap, tie, reg.root_key + grp.transfer if reg else 0.0)
             while heap:
                 if len(heap) > self.max_nodes:
                     return self._stopped(key, f"node limit max_nodes={self.max_nodes} reached", Status.MEMOUT)

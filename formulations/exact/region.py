@@ -34,6 +34,7 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
+from deplbench.formulations.exact.search import check_limits
 from deplbench.formulations.exact.walks import chain_blocks, walkable
 from deplbench.numeric import matvec
 
@@ -92,7 +93,10 @@ class RegionBound:
         lam, phi = alloc._lambdas, alloc._phi
         few = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), SCREEN_LAMBDAS)).astype(int))
         self.lam, self.phi = lam[few], phi[:, few]  # a few multipliers to rank the conditions
-        self.conds = {s: self._strongest(conditions(bounder, g, K, s), s) for s in range(1, self.M + 1)}
+        self.conds = {}
+        for s in range(1, self.M + 1):  # seconds with many models: the limits are checked per size
+            check_limits(bounder.stats, deadline, max_work)
+            self.conds[s] = self._strongest(conditions(bounder, g, K, s), s)
         some = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), ROOT_LAMBDAS)).astype(int))
         lam, phi = lam[some], phi[:, some]
         self.lam, self.phi = lam, phi
