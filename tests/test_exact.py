@@ -117,6 +117,23 @@ def _audit(monkeypatch):
     return seen, rules
 
 
+def _check_audit(inst, seen: dict, res) -> None:
+    """Every refuted prefix, count vector and sequence of ``seen`` has no certifiable completion,
+    and the result is the enumeration's optimum."""
+    oracle = Oracle(inst)
+    target = inst.loss.target
+    for g, prefix, counts in seen["prefix"]:
+        assert all(oracle.hi(g, s) > target for s in oracle.sequences(prefix, counts)), (prefix, counts)
+    for g, n in seen["counts"]:
+        assert all(oracle.hi(g, s) > target for s in oracle.sequences((), n)), n
+    for g, seq in seen["leaf"]:
+        assert oracle.hi(g, seq) > target, seq
+    ref = oracle.optimum()
+    assert res.status == (Status.OPTIMAL if ref is not None else Status.INFEASIBLE), res.message
+    if ref is not None:
+        assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9), (res.evaluation.cost, ref)
+
+
 @pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
 def test_every_refutation_is_true_and_the_optimum_matches_enumeration(mode, monkeypatch):
     all_rules: set[str] = set()
@@ -124,19 +141,7 @@ def test_every_refutation_is_true_and_the_optimum_matches_enumeration(mode, monk
         inst = small(seed, mode)
         seen, rules = _audit(monkeypatch)
         res = solve("exact", inst, {"incumbent": False, "positions": positions, "region": positions})
-        oracle = Oracle(inst)
-        target = inst.loss.target
-        # every refuted prefix, count vector and sequence has no certifiable completion
-        for g, prefix, counts in seen["prefix"]:
-            assert all(oracle.hi(g, s) > target for s in oracle.sequences(prefix, counts)), (prefix, counts)
-        for g, n in seen["counts"]:
-            assert all(oracle.hi(g, s) > target for s in oracle.sequences((), n)), n
-        for g, seq in seen["leaf"]:
-            assert oracle.hi(g, seq) > target, seq
-        ref = oracle.optimum()
-        assert res.status == (Status.OPTIMAL if ref is not None else Status.INFEASIBLE), res.message
-        if ref is not None:
-            assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9), (res.evaluation.cost, ref)
+        _check_audit(inst, seen, res)
         all_rules |= rules
         monkeypatch.undo()
     expected = {"cantelli", "brackets", "count_bound", "count_region"} | \
@@ -380,16 +385,7 @@ def test_sparse_switch_graphs_refute_only_what_enumeration_refutes(mode, monkeyp
         monkeypatch.setattr(Blocks, "offsets", offsets)
         # without region keys, so that the sequence search (where the offsets act) does the refuting
         res = solve("exact", inst, {"incumbent": False, "region": seed == 2})
-        oracle = Oracle(inst)
-        target = inst.loss.target
-        for g, prefix, counts in seen["prefix"]:
-            assert all(oracle.hi(g, s) > target for s in oracle.sequences(prefix, counts)), (prefix, counts)
-        for g, n in seen["counts"]:
-            assert all(oracle.hi(g, s) > target for s in oracle.sequences((), n)), n
-        ref = oracle.optimum()
-        assert res.status == (Status.OPTIMAL if ref is not None else Status.INFEASIBLE), res.message
-        if ref is not None:
-            assert math.isclose(res.evaluation.cost, ref, rel_tol=1e-9), (res.evaluation.cost, ref)
+        _check_audit(inst, seen, res)
         acted["walk"] += res.extra["pruned_walk"]
         acted["prefixes"] += len(seen["prefix"])
         monkeypatch.undo()
