@@ -110,6 +110,10 @@ class _BranchAndBound:
         self.use_region, self.cover = region and self.bounder.valid, cover
         self.regions: list[RegionBound | None] = [None] * len(self.groups)
         self.M = len(instance.models)
+        # until a group's keys are built, the least LB of its root's children bounds its plans
+        unit = np.eye(self.M)
+        self._roots = [float(np.min(grp.alloc.lower_bounds(unit))) + grp.transfer for grp in self.groups]
+        self.stats["root_bound"] = max(min(self._roots, default=0.0), 0.0)
         self.best: tuple[float, Plan] | None = None
         # count-level screens: counts -> largest g refuted / smallest g passed (dominance in (n, g))
         self.refuted: dict[tuple[int, ...], float] = {}
@@ -199,18 +203,15 @@ class _BranchAndBound:
         """Each group's region keys (when ``region``), checking the limits before each group. The
         least root key over the groups is a global bound (``root_bound``); a group not built yet
         counts with the least ``LB`` of its root's children."""
-        unit = np.eye(self.M)
-        roots = [float(np.min(grp.alloc.lower_bounds(unit))) + grp.transfer for grp in self.groups]
+        if not self.use_region:
+            return
         for gi, grp in enumerate(self.groups):
-            self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
-            if not self.use_region:
-                continue
             check_limits(self.stats, self.deadline, self.max_work)
             reg = RegionBound(self.bounder, grp.alloc, grp.g, self.inst.max_epochs, self.cover, self.deadline,
                               self.max_work)
             self.regions[gi] = reg
-            roots[gi] = reg.root_key + grp.transfer
-        self.stats["root_bound"] = max(min(roots, default=0.0), 0.0)
+            self._roots[gi] = reg.root_key + grp.transfer
+            self.stats["root_bound"] = max(min(self._roots, default=0.0), 0.0)
 
     def run(self) -> SolveResult:
         heap: list = []
