@@ -35,7 +35,7 @@ from deplbench.formulations.exact.cover import (
     SupportCovers,
 )
 from deplbench.formulations.exact.search import check_limits
-from deplbench.formulations.exact.walks import chain_blocks, walkable
+from deplbench.formulations.exact.walks import walkable
 from deplbench.numeric import matvec
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
@@ -297,8 +297,7 @@ class RegionBound:
         key = ((lo > 0).tobytes(), rank)
         out = self._orders.get(key)
         if out is None:
-            U = tuple(int(m) for m in np.flatnonzero(lo > 0))
-            blocks = chain_blocks(U, set(self.bounder.sw_index)) if U else None
+            blocks = self.bounder.walks.of(sum(1 << int(m) for m in np.flatnonzero(lo > 0)))
             out = rank if blocks is None else tuple(m for blk in blocks for m in rank if m in blk)
             self._orders[key] = out
         return out
