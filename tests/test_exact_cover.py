@@ -80,6 +80,37 @@ def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
             assert quantile_bracket(terms, b.omega, 1e-4 * b.l0).hi > b.target, (alpha, C)
 
 
+def test_remembered_cell_scales_hold_on_every_direction_of_their_cells():
+    """A cover remembers each cell's certified and failed scales across tangents (and a cell
+    inherits the scale certified on a cell containing it): the remembered scales hold for the
+    relaxed loss on sampled directions of the cell, and a repeated tangent costs no bracket."""
+    inst = _instance(1)
+    b = Bounder(inst, {}, True)
+    U = (0, 1, 2)
+    covers = SupportCovers(b, U)
+    cover = covers.cover
+    covers.add(np.array([0.2, 0.5, 0.3]))
+    spent, R = b.stats["cover_brackets"], covers.made[-1][1]
+    covers.add(np.array([0.2, 0.5, 0.3]))
+    assert b.stats["cover_brackets"] == spent and covers.made[-1][1] == R
+    assert cover.held and cover.failed
+    entries = tuple(entry_laws(b, U))
+    rng = np.random.default_rng(1)
+    cells = sorted(cover.held)
+    for cell in [cells[i] for i in rng.choice(len(cells), min(12, len(cells)), replace=False)]:
+        lo, step = cover._box(cell)
+        t = cover.held[cell]
+        kid = (cell[0] + 1, tuple(2 * i for i in cell[1]))
+        assert cover._certified(kid, t) and b.stats["cover_brackets"] == spent  # inherited
+        for _ in range(6):
+            head = lo + step * rng.random(len(U) - 1)
+            v = np.append(head, 1.0 - head.sum())
+            if v[-1] < 0:
+                continue
+            terms = LossTerms(b.l0, tuple(b.noise[m] for m in U) + entries, tuple(-t * v) + (1.0,) * len(entries))
+            assert quantile_bracket(terms, b.omega, 1e-4 * b.l0).hi > b.target, (cell, v)
+
+
 def test_cover_is_tighter_than_its_cells_start():
     """Refining the binding cells raises R (the lifting shrinks with the cells)."""
     inst = _instance(0)

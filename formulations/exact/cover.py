@@ -81,6 +81,9 @@ class Cover:
                 bounder.rounded[m] = Rounded(bounder.noise[m])
         self.rounded = bounder.rounded
         self.cells: dict[tuple[int, tuple[int, ...]], float] = {}  # (level, index) -> refuted scale
+        self.centres: list[tuple[np.ndarray, float]] | None = None  # starting cells' centres, scales
+        self.held: dict[tuple[int, tuple[int, ...]], float] = {}  # cell -> the largest scale certified
+        self.failed: dict[tuple[int, tuple[int, ...]], float] = {}  # cell -> the least scale whose bracket failed
 
     # ---- one cell ----------------------------------------------------------------------------
     def _lo(self, laws: list[Dist], shift: float, t: float, weights: np.ndarray | None = None) -> float:
@@ -195,22 +198,47 @@ class Cover:
             if lo.sum() < 1.0 - 1e-12:
                 yield kid
 
+    def _held(self, cell) -> float:
+        """The largest scale certified on the cell or a cell containing it (its directions are theirs)."""
+        level, idx = cell
+        out = self.held.get(cell, 0.0)
+        while level > 0:
+            level, idx = level - 1, tuple(i >> 1 for i in idx)
+            out = max(out, self.held.get((level, idx), 0.0))
+        return out
+
     def _certified(self, cell, t: float) -> bool:
-        """The relaxed loss is certified above the target at scale ``t`` on every direction of the cell."""
+        """The relaxed loss is certified above the target at scale ``t`` on every direction of the cell.
+
+        Remembered across the tangents of the support: a scale at most one certified before on the
+        cell or a cell containing it holds (Lemma 12 (d) refutes every lower scale on all of that
+        cell's directions), and one at least a failed scale is taken as failed
+        without its bracket (a failure only splits the cell or lowers ``R``: never unsound).
+        """
+        if t <= self._held(cell):
+            return True
+        if t >= self.failed.get(cell, math.inf):
+            return False
         laws, shift, _ = self._laws(cell)
-        return self._lo(laws, shift, t) > self.b.target + MARGIN_RTOL * self.b.l0
+        ok = self._lo(laws, shift, t) > self.b.target + MARGIN_RTOL * self.b.l0
+        if ok:
+            self.held[cell] = t
+        else:
+            self.failed[cell] = t
+        return ok
 
     def estimate(self, alpha: np.ndarray) -> float:
         """``min rho(v) alpha . v`` over the centres ``v`` of the starting cells, with the exact
         (unlifted) law of ``v . X``: about the largest ``R`` a cover can certify (not certified)."""
-        out = math.inf
-        for idx in itertools.product(range(self.k0), repeat=self.s - 1):
-            if sum(idx) < self.k0:
-                vc, _ = self._centre((0, idx))
-                vc = vc / vc.sum()
-                plain = [self.b.noise[m] for m in self.U]
-                out = min(out, self.scale_of(plain, 0.0, vc, weights=vc) * dot(alpha, vc))
-        return out
+        if self.centres is None:  # the centres' scales do not depend on alpha: once per support
+            self.centres = []
+            plain = [self.b.noise[m] for m in self.U]
+            for idx in itertools.product(range(self.k0), repeat=self.s - 1):
+                if sum(idx) < self.k0:
+                    vc, _ = self._centre((0, idx))
+                    vc = vc / vc.sum()
+                    self.centres.append((vc, self.scale_of(plain, 0.0, vc, weights=vc)))
+        return min(rho * dot(alpha, vc) for vc, rho in self.centres)
 
     def bound(self, alpha: np.ndarray, eps: float) -> float:
         """A certified ``R(alpha)`` (``alpha`` on ``U``, non-negative).
