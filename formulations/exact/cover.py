@@ -212,8 +212,8 @@ class Cover:
 
         Remembered across the tangents of the support: a scale at most one certified before on the
         cell or a cell containing it holds (Lemma 12 (d) refutes every lower scale on all of that
-        cell's directions), and one at least a failed scale is taken as failed
-        without its bracket (a failure only splits the cell or lowers ``R``: never unsound).
+        cell's directions); one at least a failed scale is taken as failed without its bracket (a
+        failure only splits the cell or lowers ``R``: never unsound).
         """
         if t <= self._held(cell):
             return True
