@@ -180,13 +180,14 @@ class RegionBound:
                 free = [m for m in U if m >= max(j, 0)]
                 covers = self._built(U)
                 vals = np.full(len(self.lam), -math.inf)
+                base = self._base(lo)
                 for c in (covers or []) + self._rule(U, lo):  # the covers are usually the strongest
-                    vals = np.maximum(vals, self._support(c, lo, room, free))
+                    vals = np.maximum(vals, self._support(c, lo, room, free, base))
                     if np.all(vals >= best):
                         break  # this support cannot lower the least over the supports
                 if covers is None and j >= 0 and np.any(vals < best) and self._wants_cover(U, float(vals.max())):
                     for c in self._covers(U):
-                        vals = np.maximum(vals, self._support(c, lo, room, free))
+                        vals = np.maximum(vals, self._support(c, lo, room, free, base))
                 for i in np.nonzero(vals < best)[0]:
                     self._binding[i] = (U, lo)
                 best = np.minimum(best, vals)
@@ -275,21 +276,24 @@ class RegionBound:
         ranked before it surely run (docs/exact-proofs.md, Lemma 8); offset 0 without a common shape.
         """
         M = self.M
+        n = lo.tolist()  # plain ints: indexing with them is cheaper than with numpy's
         if c.beta is None:
-            return (float(sum(c.h[m, lo[m]] for m in range(M))),
-                    [c.inc[m, lo[m]: lo[m] + room] for m in free])
+            return (float(sum(c.h[m, n[m]] for m in range(M))),
+                    [c.inc[m, n[m]: n[m] + room] for m in free])
         a, cum = self.a, self.cum
-        off = np.zeros(M, dtype=int)
+        off = [0] * M
         run = 0
         for m in self._order(c.rank, lo):
-            if lo[m] > 0:
+            if n[m] > 0:
                 off[m] = run
-                run += int(lo[m])
-        total = float(sum(c.beta[m] * (cum[m, off[m] + lo[m]] - cum[m, off[m]]) + c.sep[m, lo[m]]
-                          for m in range(M) if lo[m] > 0))
-        incs = [c.beta[m] * a[m, off[m] + lo[m]: off[m] + lo[m] + room] + c.sep_inc[m, lo[m]: lo[m] + room]
+                run += n[m]
+        total = 0.0  # added in the order of m, as sum() of the terms would
+        for m in range(M):
+            if n[m] > 0:
+                total += c.beta[m] * (cum[m, off[m] + n[m]] - cum[m, off[m]]) + c.sep[m, n[m]]
+        incs = [c.beta[m] * a[m, off[m] + n[m]: off[m] + n[m] + room] + c.sep_inc[m, n[m]: n[m] + room]
                 for m in free]
-        return total, incs
+        return float(total), incs
 
     def _order(self, rank: tuple[int, ...], lo: np.ndarray) -> tuple[int, ...]:
         """The placement order of Lemma 8b on the support of ``lo``: its switch graph's components in
@@ -302,11 +306,17 @@ class RegionBound:
             self._orders[key] = out
         return out
 
-    def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> np.ndarray:
-        """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``."""
+    def _base(self, lo: np.ndarray) -> np.ndarray:
+        """The Lagrangian cost of ``lo`` itself, for each multiplier of ``self.lam``."""
+        return matvec(lo, self.phi) - self.lam * self.limit
+
+    def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int],
+                 base: np.ndarray | None = None) -> np.ndarray:
+        """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``
+        (``base``: :meth:`_base` of ``lo``, when the caller has it)."""
         stats = self.bounder.stats  # a deterministic work counter (formulations/exact/work.py)
         stats["supports"] = stats.get("supports", 0) + 1
-        out = matvec(lo, self.phi) - self.lam * self.limit
+        out = self._base(lo) if base is None else base
         total, incs = self._rows(c, lo, room, free)
         rest = c.need_for(lo > 0) - total
         if rest <= 0:
