@@ -100,7 +100,7 @@ def test_remembered_cell_scales_hold_on_every_direction_of_their_cells():
     for cell in [cells[i] for i in rng.choice(len(cells), min(12, len(cells)), replace=False)]:
         lo, step = cover._box(cell)
         t = cover.held[cell]
-        kid = (cell[0] + 1, tuple(2 * i for i in cell[1]))
+        kid = next(iter(cover._children(cell)))  # the lower half: inside the simplex with its cell
         assert cover._certified(kid, t) and b.stats["cover_brackets"] == spent  # inherited
         for _ in range(6):
             head = lo + step * rng.random(len(U) - 1)
@@ -111,14 +111,37 @@ def test_remembered_cell_scales_hold_on_every_direction_of_their_cells():
             assert quantile_bracket(terms, b.omega, 1e-4 * b.l0).hi > b.target, (cell, v)
 
 
+def test_cells_split_in_halves_that_cover_them():
+    """A failed cell is halved along one coordinate (the widest in width times noise deviation):
+    every direction of the cell lies in one of its kept halves (Lemma 12 (e) needs the cover)."""
+    inst = _instance(2, 4)
+    b = Bounder(inst, {}, True)
+    cover = Cover(b, (0, 1, 2, 3))
+    rng = np.random.default_rng(4)
+    cells = cover._starts()
+    for _ in range(40):  # random descents, from the starting cells down to the finest level
+        cell = cells[rng.integers(len(cells))]
+        lo, step = cover._box(cell)
+        kids = list(cover._children(cell))
+        j = int(np.argmax(step * cover.sd[:-1]))
+        assert all(cover._box(k)[1][j] == step[j] / 2 for k in kids)  # the widest coordinate halved
+        assert all(cover.parent[k] == cell for k in kids)
+        for _ in range(50):
+            v = lo + step * rng.random(len(step))
+            if v.sum() > 1.0:
+                continue
+            inside = [k for k in kids if np.all(cover._box(k)[0] <= v) and np.all(v <= cover._box(k)[0] + cover._box(k)[1])]
+            assert inside, (cell, v)
+        cells = kids if min(kids[0][0]) < 4 else cover._starts()
+
+
 def test_cover_is_tighter_than_its_cells_start():
     """Refining the binding cells raises R (the lifting shrinks with the cells)."""
     inst = _instance(0)
     b = Bounder(inst, {}, True)
     alpha = tangents(b, (0, 1, 2))[0]
     coarse = Cover(b, (0, 1, 2))
-    first = min(coarse._rho(cell) * coarse._min_dot(cell, alpha) for cell in
-                [(0, (i, j)) for i in range(coarse.k0) for j in range(coarse.k0) if i + j < coarse.k0])
+    first = min(coarse._rho(cell) * coarse._min_dot(cell, alpha) for cell in coarse._starts())
     assert coarse.bound(alpha, EPS[3]) > first * 1.005
 
 

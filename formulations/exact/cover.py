@@ -48,6 +48,7 @@ MAX_LEVEL = 4  # finest cells: 2^-4 of the starting ones
 MIN_SIZE, MAX_SIZE = 2, 5  # supports with covers
 LATE = 4  # supports of at least LATE models get covers only after COVER_AFTER count vectors
 COVER_AFTER = 5000  # (deterministic: short searches never pay for them)
+Cell = tuple[tuple[int, ...], tuple[int, ...]]  # (levels, indices) of the first s - 1 coordinates
 
 
 class Cover:
@@ -80,10 +81,13 @@ class Cover:
             if m not in bounder.rounded:
                 bounder.rounded[m] = Rounded(bounder.noise[m])
         self.rounded = bounder.rounded
-        self.cells: dict[tuple[int, tuple[int, ...]], float] = {}  # (level, index) -> refuted scale
+        # a cell: (levels, index) per coordinate, width 1 / (k0 2^level) from index * width
+        self.cells: dict[Cell, float] = {}  # cell -> refuted scale
         self.centres: list[tuple[np.ndarray, float]] | None = None  # starting cells' centres, scales
-        self.held: dict[tuple[int, tuple[int, ...]], float] = {}  # cell -> the largest scale certified
-        self.failed: dict[tuple[int, tuple[int, ...]], float] = {}  # cell -> the least scale whose bracket failed
+        self.sd = np.sqrt(np.maximum(bounder.nvar[list(self.U)], 0.0))  # which width to halve first
+        self.parent: dict[Cell, Cell] = {}  # cell -> the cell it was split from
+        self.held: dict[Cell, float] = {}  # cell -> the largest scale certified
+        self.failed: dict[Cell, float] = {}  # cell -> the least scale whose bracket failed
 
     # ---- one cell ----------------------------------------------------------------------------
     def _lo(self, laws: list[Dist], shift: float, t: float, weights: np.ndarray | None = None) -> float:
@@ -143,18 +147,19 @@ class Cover:
         return best
 
     # ---- cells -------------------------------------------------------------------------------
-    def _box(self, cell) -> tuple[np.ndarray, float]:
-        level, idx = cell
-        step = 1.0 / (self.k0 << level)
+    def _box(self, cell) -> tuple[np.ndarray, np.ndarray]:
+        """The cell's lower corner and widths in the first ``s - 1`` coordinates."""
+        levels, idx = cell
+        step = 1.0 / np.array([self.k0 << lv for lv in levels], dtype=float)
         return np.asarray(idx, dtype=float) * step, step
 
     def _centre(self, cell) -> tuple[np.ndarray, np.ndarray]:
         """Centre ``v_c`` and half-widths ``e`` of the cell's directions, coordinate by coordinate."""
         lo, step = self._box(cell)
         last_hi = 1.0 - float(lo.sum())
-        last_lo = max(0.0, last_hi - (self.s - 1) * step)
+        last_lo = max(0.0, last_hi - float(step.sum()))
         return (np.append(lo + step / 2, (last_lo + last_hi) / 2),
-                np.append(np.full(self.s - 1, step / 2), (last_hi - last_lo) / 2))
+                np.append(step / 2, (last_hi - last_lo) / 2))
 
     def _laws(self, cell) -> tuple[list[Dist], float, np.ndarray]:
         """Laws ``Y_m`` and a constant ``shift`` with ``v . X <= sum_m Y_m + shift`` pointwise for
@@ -185,26 +190,36 @@ class Cover:
         for j in np.argsort(red):
             if red[j] >= 0 or room <= 0:
                 break
-            add = min(step, room)
+            add = min(float(step[j]), room)
             v[j] += add
             room -= add
         return dot(alpha[:-1], v) + float(alpha[-1]) * max(0.0, 1.0 - float(v.sum()))
 
     def _children(self, cell):
-        level, idx = cell
-        for bits in itertools.product((0, 1), repeat=self.s - 1):
-            kid = (level + 1, tuple(2 * i + b for i, b in zip(idx, bits, strict=True)))
+        """The two halves of the cell along the coordinate whose lifting costs most (the largest
+        width times the model's noise deviation, below ``MAX_LEVEL``), those inside the simplex."""
+        levels, idx = cell
+        _, step = self._box(cell)
+        cost = np.where(np.array(levels) < MAX_LEVEL, step * self.sd[:-1], -1.0)
+        j = int(np.argmax(cost))
+        for b in (0, 1):
+            kid = (levels[:j] + (levels[j] + 1,) + levels[j + 1:], idx[:j] + (2 * idx[j] + b,) + idx[j + 1:])
             lo, _ = self._box(kid)
             if lo.sum() < 1.0 - 1e-12:
+                self.parent[kid] = cell
                 yield kid
+
+    def _starts(self) -> list[Cell]:
+        """The starting cells: ``k0`` per axis, those inside the simplex."""
+        zero = (0,) * (self.s - 1)
+        return [(zero, idx) for idx in itertools.product(range(self.k0), repeat=self.s - 1) if sum(idx) < self.k0]
 
     def _held(self, cell) -> float:
         """The largest scale certified on the cell or a cell containing it (its directions are theirs)."""
-        level, idx = cell
         out = self.held.get(cell, 0.0)
-        while level > 0:
-            level, idx = level - 1, tuple(i >> 1 for i in idx)
-            out = max(out, self.held.get((level, idx), 0.0))
+        while cell in self.parent:
+            cell = self.parent[cell]
+            out = max(out, self.held.get(cell, 0.0))
         return out
 
     def _certified(self, cell, t: float) -> bool:
@@ -233,11 +248,10 @@ class Cover:
         if self.centres is None:  # the centres' scales do not depend on alpha: once per support
             self.centres = []
             plain = [self.b.noise[m] for m in self.U]
-            for idx in itertools.product(range(self.k0), repeat=self.s - 1):
-                if sum(idx) < self.k0:
-                    vc, _ = self._centre((0, idx))
-                    vc = vc / vc.sum()
-                    self.centres.append((vc, self.scale_of(plain, 0.0, vc, weights=vc)))
+            for cell in self._starts():
+                vc, _ = self._centre(cell)
+                vc = vc / vc.sum()
+                self.centres.append((vc, self.scale_of(plain, 0.0, vc, weights=vc)))
         return min(rho * dot(alpha, vc) for vc, rho in self.centres)
 
     def bound(self, alpha: np.ndarray, eps: float) -> float:
@@ -251,8 +265,8 @@ class Cover:
         """
         alpha = np.asarray(alpha, dtype=float)
         goal = (1 - eps) * self.estimate(alpha)
-        todo = [(0, idx) for idx in itertools.product(range(self.k0), repeat=self.s - 1) if sum(idx) < self.k0]
-        budget = MAX_CELLS[self.s]
+        todo = self._starts()
+        budget = MAX_CELLS[self.s] * 2 ** (self.s - 1)  # binary splits
         while todo:
             cell = todo.pop()
             dot = self._min_dot(cell, alpha)
@@ -261,7 +275,7 @@ class Cover:
             if self._certified(cell, goal / dot):
                 continue
             budget -= 1
-            if cell[0] < MAX_LEVEL and budget > 0:
+            if min(cell[0]) < MAX_LEVEL and budget > 0:
                 todo.extend(self._children(cell))
             else:  # the cells certified so far hold for any lower goal
                 goal = min(goal, self._rho(cell) * dot)
