@@ -39,7 +39,7 @@ from deplbench.instances.laws.distributions import Dist
 from deplbench.numeric import dot
 
 EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
-ADDED_EPS = {2: 0.02, 3: 0.04, 4: 0.06, 5: 0.08}  # the same for the tangents added during a search
+ADDED_EPS = {2: 0.02, 3: 0.03, 4: 0.05, 5: 0.06}  # the same for the tangents added during a search
 PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
 START = {2: 8, 3: 4, 4: 2, 5: 2}  # cells per axis at the start, by support size
