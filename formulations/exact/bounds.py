@@ -184,7 +184,7 @@ class Bounder:
             return []
         if p.last < 0:
             return [self.pmin] * self.mandatory(p)
-        mask = (1 << p.last) | sum(1 << m for m in range(self.M) if p.r[m] > 0)
+        mask = (1 << p.last) | self.walks.mask(p.r)
         return [self.entry_law(m, mask) for m in range(self.M) if p.r[m] > 0 and m != p.last]
 
     def entry_law(self, m: int, within: int) -> Dist:

@@ -265,7 +265,7 @@ class RegionBound:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some
         sequence uses exactly its models (a walk of allowed switches)."""
         lo = np.asarray(n)
-        if sum(1 << m for m in range(self.M) if n[m] > 0) not in self.walkable:
+        if self.bounder.walks.mask(n) not in self.walkable:
             return False
         return all(self._rows(c, lo, 0, [])[0] >= c.need_for(lo > 0) for c in conds)
 
@@ -301,7 +301,7 @@ class RegionBound:
         key = ((lo > 0).tobytes(), rank)
         out = self._orders.get(key)
         if out is None:
-            blocks = self.bounder.walks.of(sum(1 << int(m) for m in np.flatnonzero(lo > 0)))
+            blocks = self.bounder.walks.of(self.bounder.walks.mask(lo))
             out = rank if blocks is None else tuple(m for blk in blocks for m in rank if m in blk)
             self._orders[key] = out
         return out

@@ -128,7 +128,7 @@ class SequenceSearch:
         self._tick()
         if not any(p.r):
             return self._leaf(g, datasets, runs, p)
-        if not self._walk(p.last, sum(1 << m for m in range(self.b.M) if p.r[m])):
+        if not self._walk(p.last, self.b.walks.mask(p.r)):
             self.stats["pruned_walk"] += 1
             return None
         if self.b.valid and len(runs) > 0:

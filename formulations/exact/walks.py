@@ -109,13 +109,13 @@ class Blocks:
             out = self._first[within] = free[0] if len(free) == 1 else -1
         return out
 
-    def _need(self, r: tuple[int, ...]) -> int:
-        """The mask of the models with remaining epochs in ``r``."""
+    def mask(self, r) -> int:
+        """The mask of the models with a positive count in ``r`` (remaining epochs, or a count vector)."""
         return sum(1 << m for m in range(self.M) if r[m])
 
     def where(self, r: tuple[int, ...]) -> dict[int, int] | None:
         """Per remaining model, the index of its component (remembered); None as :meth:`offsets`."""
-        need = self._need(r)
+        need = self.mask(r)
         out = self._where.get(need, False)
         if out is False:
             blocks = self.of(need)
@@ -127,7 +127,7 @@ class Blocks:
         """Per model, the remaining epochs of the components before its own: its ``i``-th remaining
         epoch comes at least that many positions after the ``i``-th position left. None when the
         remaining models form one component (every offset 0) or no walk covers them."""
-        blocks = self.of(self._need(r))
+        blocks = self.of(self.mask(r))
         if blocks is None or len(blocks) < 2:
             return None
         off, run = [0] * self.M, 0
@@ -141,7 +141,7 @@ class Blocks:
         """The models outside the last component: a refutation stored for remaining counts ``r2``
         covers ``r <= r2`` only when these are equal (fewer epochs there move a later component to
         earlier positions, which no bound built on the offsets may assume)."""
-        blocks = self.of(self._need(r))
+        blocks = self.of(self.mask(r))
         if blocks is None or len(blocks) < 2:
             return ()
         return tuple(m for blk in blocks[:-1] for m in blk)
