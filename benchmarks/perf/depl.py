@@ -23,6 +23,7 @@ import statistics
 
 import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
 from deplbench.heuristics.datasets.selection import submodularity_report
+from deplbench.instances.evaluator import caches
 from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
 from deplbench.results import Status
@@ -35,8 +36,11 @@ def run(name: str, inst, params: dict) -> tuple[float, float, dict]:
     """(certified cost or inf, runtime_s, extra) of one solve.
 
     ``runtime_s`` is the registry's time of the method alone (the evaluator's re-check of the
-    plan is not in it), the figure every stored run carries.
+    plan is not in it), the figure every stored run carries. The evaluator's memos are emptied
+    first (:func:`deplbench.instances.evaluator.caches.clear`): every solve starts as in a fresh
+    process, so no method reads the lattices another computed on the same instance.
     """
+    caches.clear()
     res = solve(name, inst, params)
     ok = res.status in (Status.FEASIBLE, Status.OPTIMAL)
     return (res.evaluation.cost if ok else math.inf), res.runtime_s, res.extra
@@ -71,6 +75,7 @@ def speed_random(seeds: int, time_limit: float) -> None:
     for mode in ("per_run", "per_epoch"):
         for seed in range(seeds):
             inst = generate("random", {"noise_mode": mode}, seed=seed)
+            caches.clear()
             res = solve("exact", inst, {"time_limit": time_limit})
             cost, t_depl, _ = run("depl", inst, {"eta": 200, "eps": 0.05})
             if res.status != Status.OPTIMAL:
