@@ -141,7 +141,7 @@ class ExpandedGraph:
         P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
         moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
         for n, (a, d, _) in enumerate(moved):
-            shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, L, first=n == 0)
+            shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, L, first=n == 0, scratch=self._scratch)
         return pbox, P
 
     def _layer(self, k: int, prev: Layer | None) -> Layer:
