@@ -33,6 +33,9 @@ from deplbench.instances.semantics import Options, options
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
+_least = np.minimum.reduce  # an array's least entry, without ndarray.min's Python wrapper
+
+
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.
 
@@ -72,8 +75,12 @@ class ExpandedGraph:
         self.sb = None if sg is None else np.floor(sg / self.step).astype(np.int64)
         self.preds = [[a for a in range(M) if np.isfinite(surrogate.penalty[a, b])] for b in range(M)]
         # _delta(a, m, col) for every edge of the graph, as plain ints (the DP reads it per layer)
-        self._deltas = [[{a: self._delta(a, m, col) for a in self.preds[m]} for m in range(M)]
-                        for col in range(self.gb.shape[1])]
+        D = self.gb.T[:, None, :] - self.pb[None, :, :]  # [col, a, m], the same int64 sums as _delta
+        if self.sb is not None:
+            D = D + self.sb.transpose(2, 0, 1)
+        D[:, np.arange(M), np.arange(M)] = self.gb.T  # staying on a model: its gain alone
+        Dl = D.tolist()
+        self._deltas = [[{a: Dl[col][a][m] for a in self.preds[m]} for m in range(M)] for col in range(len(Dl))]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
         # (times, costs) of each model's options, for _fill
         self._edge_arrays = [([dt for dt, _, _ in e], [c for _, c, _ in e]) for e in self.edges]
@@ -138,7 +145,8 @@ class ExpandedGraph:
             pbox = union_box(pbox, b)
         if pbox is None:
             return None, None
-        P = np.full((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), np.inf, dtype=np.float32)
+        P = np.empty((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), dtype=np.float32)
+        P.fill(np.inf)  # np.full's wrapper costs about a third of the fill here
         moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
         for n, (a, d, _) in enumerate(moved):
             shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, L, first=n == 0, scratch=self._scratch)
@@ -195,7 +203,7 @@ class ExpandedGraph:
         if s < full.shape[0]:
             blk = full[s:]
             blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        elif full[0].min() != np.inf and full[-1].min() != np.inf:
+        elif _least(full[0]) != np.inf and _least(full[-1]) != np.inf:
             # nothing dropped and both end rows finite: the box spans every row
             return crop(full, lo_i, lo_i + full.shape[0] - 1, j0, self.eta)
         rows = (full != np.inf).any(axis=1)
@@ -251,7 +259,7 @@ class ExpandedGraph:
             if not live:
                 break
             # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
-            if best_top != np.inf and min(float(c.min()) for _, c in live) + cmin >= best_top:
+            if best_top != np.inf and min(float(_least(c)) for _, c in live) + cmin >= best_top:
                 break
         self.within(self.eta)
 
