@@ -8,11 +8,14 @@ in one batch, constants).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from deplbench.instances.evaluator import lattice
 from deplbench.instances.evaluator.lattice_batch import batch_pmfs, cached_pmf, cached_pmfs, clear
+from deplbench.instances.laws.distributions import _penalty_dist
 from deplbench.instances.laws.noise import noise_dist
 
 
@@ -22,12 +25,18 @@ def _same(a: tuple, b: tuple) -> bool:
 
 
 def _laws():
-    return [noise_dist(f, 1.0, s) for f in ("invgamma", "gamma", "lognormal", "normal") for s in (0.03, 0.3)]
+    return ([noise_dist(f, 1.0, s) for f in ("invgamma", "gamma", "lognormal", "normal") for s in (0.03, 0.3)]
+            + [_penalty_dist("normal", 0.0, 0.4, None, 0.1, 0.2, None), _penalty_dist("t", -0.1, 0.3, 3.0, 0.05, 0.1, None)])
 
 
+# 0: every law tabulated at once; inf: every law read at its points only; the default in between
+@pytest.mark.parametrize("after", [0.0, lattice.TABULATE_AFTER, math.inf])
 @pytest.mark.parametrize("fraction", [lattice.GRID_FRACTION, 0.25])
 @pytest.mark.parametrize("h", [0.013, 1e-3, 0.4])
-def test_batch_equals_the_per_term_construction(h, fraction):
+def test_batch_equals_the_per_term_construction(h, fraction, after, monkeypatch):
+    """Whether a law is tabulated or read at its points (``lattice.read``), the batch gives the
+    per-term construction's lattices, which always read a table, to the bit."""
+    monkeypatch.setattr(lattice, "TABULATE_AFTER", after)
     rng = np.random.default_rng(7)
     laws = _laws()
     keys = []
@@ -115,6 +124,35 @@ def test_an_untabulated_law_gives_the_tabulated_lattices(h):
         want = batch_pmfs([(tab, *k[1:]) for k in keys])
         assert all(_same(x, y) for x, y in zip(got, want, strict=True))
         assert all(_same(x, lattice.term_pmf(tab, *k[1:])) for x, k in zip(got, keys, strict=True))
+
+
+def test_a_law_is_tabulated_once_its_direct_reads_reach_the_share():
+    """Reads without a table are counted per law; the table comes when they reach
+    ``TABULATE_AFTER`` of its size, and every read, before and after, gives the table's values."""
+    law = noise_dist("invgamma", 1.0, 0.1)
+    d = 2.0 ** -9
+    lattice.clear_tables()
+    i0, i1, split = lattice._grid(law, d)
+    size = i1 - i0 + 1
+    rng = np.random.default_rng(5)
+    chunk = max(size // 16, 1)
+    reads = 0
+    while not lattice._TABLES:
+        idx = np.sort(rng.integers(i0, i1 + 1, chunk))
+        got, s = lattice.read(law, d, idx)
+        reads += chunk
+        assert s == split
+        assert (reads >= lattice.TABULATE_AFTER * size) == bool(lattice._TABLES)
+        t = lattice.Table(d, i0, split, np.concatenate((law.cdf(np.arange(i0, split) * d),
+                                                        law.sf(np.arange(split, i1 + 1) * d))))
+        assert got.tobytes() == t.val[idx - i0].tobytes()
+    assert law not in lattice._DIRECT  # counted no more
+    coarse = np.arange(i0 // 4 + 1, i1 // 4, 8)  # an eighth of a coarse table: read directly when cold
+    got, s = lattice.read(law, 4 * d, coarse)  # a coarser step: the table, coarsened
+    lattice.clear_tables()
+    assert not lattice._DIRECT
+    want, s2 = lattice.read(law, 4 * d, coarse)  # read directly again
+    assert not lattice._TABLES and s == s2 and got.tobytes() == want.tobytes()
 
 
 def test_first_at_least_is_searchsorted():

@@ -93,6 +93,8 @@ class Table:
 
 _TABLES: OrderedDict = OrderedDict()  # dist -> {step: Table}, the finest under key 0.0
 _KEPT = [0]  # tabulated points of the finest tables in _TABLES (kept as a sum: no scan per insertion)
+_DIRECT: dict = {}  # dist -> points read without a table so far (see read)
+TABULATE_AFTER = 0.5  # a law is tabulated once the points read without a table reach this share of it
 
 
 def table(dist, d: float) -> Table:
@@ -125,15 +127,32 @@ def table(dist, d: float) -> Table:
 def read(dist, d: float, idx: np.ndarray) -> tuple[np.ndarray, int]:
     """The values of ``table(dist, d)`` at the absolute grid indices ``idx`` (inside its core), and its ``split``.
 
-    A law with ``tabulate`` false is read at those points only, never tabulated: the values
-    are the table's to the bit (``z = i d`` is the same product, ``cdf``/``sf`` act element by
-    element), at a fraction of its cost when the term's lattice is coarser than the grid (by
-    ``GRID_FRACTION`` at least) and the law serves few terms.
+    Read at those points only, without a table, the values are the table's to the bit
+    (``z = i d`` is the same product, ``cdf``/``sf`` act element by element; a coarsened table's
+    ``(i k) d_f`` is the same float as ``i d``), at a fraction of its cost when the terms'
+    lattices are coarser than the grid (by ``GRID_FRACTION`` at least) and the law serves few
+    terms. A law with ``tabulate`` false is always read so. Any other law is read so until the
+    points read without a table reach ``TABULATE_AFTER`` times the size of the table it would
+    need; then it is tabulated (a solve that certifies a few plans, such as DepL's or the
+    registry's re-check in a fresh process, evaluates a tenth of a table or less; one that
+    brackets thousands, such as ``exact``, pays for at most that share of a table twice).
     """
     if dist.tabulate:
-        t = table(dist, d)
-        return t.val[idx - t.i0], t.split
-    split = _grid(dist, d)[2]
+        ts = _TABLES.get(dist)
+        if ts is not None and ts[0.0].d <= d:
+            t = table(dist, d)
+            return t.val[idx - t.i0], t.split
+        i0, i1, split = _grid(dist, d)
+        seen = _DIRECT.get(dist, 0) + len(idx)
+        if seen >= TABULATE_AFTER * (i1 - i0 + 1):
+            _DIRECT.pop(dist, None)
+            t = table(dist, d)
+            return t.val[idx - t.i0], t.split
+        if len(_DIRECT) >= MAX_TABLES * 16:  # laws seen once (no table yet): forget them
+            _DIRECT.clear()
+        _DIRECT[dist] = seen
+    else:
+        split = _grid(dist, d)[2]
     z = idx * d
     left = idx < split
     w = np.empty(len(idx))
@@ -164,6 +183,7 @@ def _first_at_least(x: float, d: float, i0: int, i1: int) -> int:
 def clear_tables() -> None:
     """Drop every cached table (benchmarks measure cold runs with it)."""
     _TABLES.clear()
+    _DIRECT.clear()
     _KEPT[0] = 0
     core.cache_clear()
 
