@@ -5,8 +5,9 @@ Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions] 
 1. *Brackets.* For each noise mode, plan and requested width ``rtol`` (1e-3, 5e-4 of the
    initial loss): the median time of the certified bracket with the CDF tables and the term
    lattices cached (``terms``: a search's steady state, where plans of one length share term
-   lattices), with the tables only (``warm``), from nothing (``cold``: the tables of the
-   plan's laws built too), of the plain construction of the first
+   lattices), with the tables only (``warm``: every law of the plan tabulated), from nothing
+   (``cold``: the laws read as a fresh process reads them, at the points the lattices need
+   until those reach half a table, ``lattice.TABULATE_AFTER``), of the plain construction of the first
    evaluator (``plain``, :mod:`deplbench.instances.evaluator.plain_quantile`), and of
    ``evaluate(samples=0)``; the achieved width relative to loss.initial, the bracket's kind
    (``hist``: histogram terms, :mod:`deplbench.instances.evaluator.smooth`; ``lattice``) and the bracket.
@@ -60,8 +61,12 @@ def _clear(keep: str) -> None:
 
 
 def _median_ms(fn, repeat: int, keep: str = "tables") -> float:
-    _clear("tables")
-    fn()  # warm the laws' tables and distribution objects
+    _clear("none")
+    after, lattice.TABULATE_AFTER = lattice.TABULATE_AFTER, 0.0
+    try:
+        fn()  # warm the laws' tables (every law tabulated at its first read) and distribution objects
+    finally:
+        lattice.TABULATE_AFTER = after
     times = []
     for _ in range(repeat):
         _clear(keep)
