@@ -90,6 +90,35 @@ def test_second_signal_ends_at_once(hard, tmp_path):
     assert "Traceback" not in stderr
 
 
+#: a command that has returned ``code`` and is shutting down when a SIGINT lands inside the
+#: interpreter's thread exit handlers (where concurrent.futures joins its threads)
+_LATE_SIGNAL = """
+import os, signal, sys, threading, time
+from deplbench.cli import _end_at_once_on_signals
+threading._register_atexit(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(5)))
+print("result line")  # buffered (a pipe): must be flushed before the process ends
+if sys.argv[1] == "handled":
+    _end_at_once_on_signals(int(sys.argv[2]))
+sys.exit(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("code, status", [(0, 130), (2, 2)])
+def test_a_signal_while_the_interpreter_ends_quits_at_once_without_a_traceback(code, status):
+    """``console_main``'s last step: after the command, SIGINT ends the process at once with the
+    command's status (128 + 2 when that was 0), stdout flushed, no traceback. Without it the
+    same script prints the KeyboardInterrupt raised in ``threading._shutdown``."""
+    run = lambda mode: subprocess.run([sys.executable, "-c", _LATE_SIGNAL, mode, str(code)],  # noqa: E731
+                                      capture_output=True, text=True, timeout=60)
+    t = time.monotonic()
+    done = run("handled")
+    assert time.monotonic() - t < STOP_S  # not the 5 s sleep
+    assert (done.returncode, done.stdout) == (status, "result line\n")
+    assert "Traceback" not in done.stderr, done.stderr
+    bare = run("bare")
+    assert "KeyboardInterrupt" in bare.stderr  # the failure the handler prevents
+
+
 def test_sigkill_of_the_whole_group_leaves_the_checkpoint(hard, tmp_path):
     out = tmp_path / "plan.json"
     ckpt = Path(str(out) + ".checkpoint")

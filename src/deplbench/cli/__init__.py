@@ -4,7 +4,8 @@ Each module of :data:`COMMANDS` defines ``register(subparsers)``; every subparse
 ``func(args) -> int``. Building the parser imports only these modules and ``deplbench.cli.args``;
 a command imports what it uses when it runs, so ``deplbench --help`` starts fast.
 
-May import: everything of deplbench (inside command functions). Imported by: the console script only.
+May import: everything of deplbench (inside command functions). Imported by: the console script only
+(:func:`console_main`).
 Bad input (an :class:`~deplbench.errors.InputError`, a wrong flag) prints exactly one line on
 stderr and exits with status 2; nothing is written.
 """
@@ -80,6 +81,36 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deplbench: interrupted", file=sys.stderr)
         return 130
+
+
+def console_main() -> None:
+    """The ``deplbench`` command (and ``python -m deplbench.cli``): :func:`main`, then exit.
+
+    Once the command has returned, its work is done and its files are written; a signal that
+    lands while the interpreter shuts down (a second Ctrl-C just after a stop, say) would raise
+    ``KeyboardInterrupt`` inside the interpreter's exit handlers and print their traceback. So
+    SIGINT and SIGTERM then end the process at once, with the command's status (or 128 plus
+    the signal's number when it was 0), after flushing stdout and stderr.
+    """
+    code = main()
+    _end_at_once_on_signals(code)
+    sys.exit(code)
+
+
+def _end_at_once_on_signals(code: int) -> None:
+    import os
+    import signal
+
+    def handler(signum, frame):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe or file: nothing left to save
+                pass
+        os._exit(code or 128 + signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, handler)
 
 
 def _output_of(args) -> str | None:

@@ -1,7 +1,5 @@
 """``python -m deplbench.cli``: the same as the ``deplbench`` command."""
 
-import sys
+from deplbench.cli import console_main
 
-from deplbench.cli import main
-
-sys.exit(main())
+console_main()
