@@ -34,19 +34,19 @@ def _merge(dst: np.ndarray, src: np.ndarray, copy: bool) -> None:
         np.minimum(dst, src, out=dst)
 
 
-def _merge_block(P: np.ndarray, r0: int, a: int, S: np.ndarray, scratch) -> None:
-    """P[r0:r0 + h, a:a + w] = min(itself, S) through one contiguous minimum.
+def _merge_block(P: np.ndarray, r0: int, a: int, S: np.ndarray, first: bool, scratch) -> None:
+    """P[r0:r0 + h, a:a + w] = S (``first``: P is still inf there) or min(itself, S).
 
     numpy's minimum over a strided 2-D block runs about four times slower than over a
-    contiguous range, and a strided copy is cheap. So S is copied into rows of P's width
-    whose other columns are inf, and the minimum runs over the flat range of P from (r0, a)
-    to (r0 + h - 1, a + w - 1): every other entry of P in that range meets an inf, and
+    contiguous range, and a strided copy is cheap. So for a minimum S is copied into rows of
+    P's width whose other columns are inf, and the minimum runs over the flat range of P from
+    (r0, a) to (r0 + h - 1, a + w - 1): every other entry of P in that range meets an inf, and
     min(x, inf) = x, so P changes exactly where the block lies, by the same minima.
     """
     h, w = S.shape
     W = P.shape[1]
-    if h == 1 or w == W or scratch is None or not P.flags.c_contiguous:
-        _merge(P[r0:r0 + h, a:a + w], S, False)
+    if first or h == 1 or w == W or scratch is None or not P.flags.c_contiguous:
+        _merge(P[r0:r0 + h, a:a + w], S, first)
         return
     Q = scratch((h, W))
     Q[:, :w] = S
@@ -73,22 +73,14 @@ def shift_into(P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int, L: in
         if j0 < top:
             w = min(j1, top - 1) - j0 + 1
             a = j0 + d - pbox[2]
-            _block(P, r0, r1, a, S[:, :w], first, scratch)
+            _merge_block(P, r0, a, S[:, :w], first, scratch)
         if j1 >= top:
             col = L - pbox[2]
             _merge(P[r0:r1, col], S[:, max(top, j0) - j0:].min(axis=1), first)
     else:
         lo = max(j0, -d)  # source columns below -d drop out
         a = lo + d - pbox[2]
-        _block(P, r0, r1, a, S[:, lo - j0:], first, scratch)
-
-
-def _block(P: np.ndarray, r0: int, r1: int, a: int, S: np.ndarray, first: bool, scratch) -> None:
-    """P[r0:r1, a:a + width of S] = S (``first``) or min(itself, S)."""
-    if first:
-        P[r0:r1, a:a + S.shape[1]] = S
-    else:
-        _merge_block(P, r0, a, S, scratch)
+        _merge_block(P, r0, a, S[:, lo - j0:], first, scratch)
 
 
 def crop(full: np.ndarray, i0: int, i1: int, j0: int, eta: int):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import errno
 import importlib
+import os
+import signal
 import sys
 
 from deplbench.cli.args import Parser, parse_sets  # noqa: F401 - parse_sets: the CLI's --set parser
@@ -98,9 +100,6 @@ def console_main() -> None:
 
 
 def _end_at_once_on_signals(code: int) -> None:
-    import os
-    import signal
-
     def handler(signum, frame):
         for stream in (sys.stdout, sys.stderr):
             try:
