@@ -10,6 +10,7 @@ and the decision against the full bracket on 60-epoch plans.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -111,6 +112,18 @@ def test_irwin_hall_exact(k):
     np.testing.assert_allclose(K, emp, atol=5 * math.sqrt(0.25 / 400_000))
     order = np.argsort(u.ravel())
     assert np.all(np.diff(K.ravel()[order]) <= 0)  # P(S >= u) decreases in u
+
+
+@pytest.mark.parametrize("k", [1, 3, 9, 20])
+def test_irwin_hall_is_the_textbook_sum_rounded_once(k):
+    """Every entry is the exact rational sum of the Irwin-Hall CDF formula, rounded once."""
+    r = smooth.RES
+    K = smooth.irwin_hall.__wrapped__(k)
+    for m in range(1, k + 1):
+        for t in range(r):
+            x = Fraction(k - m) + Fraction(t, r)  # P(S >= m - t/r) = P(S <= k - m + t/r)
+            exact = sum((-1) ** j * math.comb(k, j) * (x - j) ** k for j in range(math.floor(x) + 1))
+            assert K[m - 1, t] == float(exact / math.factorial(k)), (m, t)
 
 
 def _mixed_terms(seed: int, n: int) -> LossTerms:
