@@ -38,7 +38,8 @@ from deplbench.heuristics.models.selection import (
     quantile_surrogate,
 )
 from deplbench.incumbent import offer
-from deplbench.instances.evaluator.evaluate import certify, plan_costs
+from deplbench.instances.evaluator.evaluate import cantelli_lower, certify, plan_costs
+from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, options, within_budget
 from deplbench.results import SolveResult, Status
@@ -69,7 +70,7 @@ class _Search:
     cert: dict = field(default_factory=dict)
     done: dict = field(default_factory=dict)  # (datasets, sequence) -> _Found or None
     knapsack: dict = field(default_factory=dict)  # stage 3's knapsack rows of item prefixes (this search only)
-    stats: dict = field(default_factory=lambda: {"certifications": 0, "dp_layers": 0, "datasets_blacklisted": 0,
+    stats: dict = field(default_factory=lambda: {"certifications": 0, "cantelli_refuted": 0, "dp_layers": 0, "datasets_blacklisted": 0,
                                                  "sequences_blacklisted": 0, "datasets_tried": 0,
                                                  "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
                                                  "graph_edges": 0, "dp_cells": 0,
@@ -105,8 +106,15 @@ class _Search:
             self.times["certify"] -= time.perf_counter()  # timed inline (hot path)
             inst = self.instance
             self.stats["certifications"] += 1
-            plan = Plan.from_epochs(datasets, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1]) for m in models])
-            self.cert[key] = certify(inst, plan, CERTIFY_RTOL, decide=inst.loss.target).hi <= inst.loss.target
+            target = inst.loss.target
+            terms = loss_terms(inst, models, data_effect(inst, datasets).g)
+            if not terms.forbidden_switches and cantelli_lower(terms, inst.loss.quantile, inst.loss.initial) > target:
+                self.stats["cantelli_refuted"] += 1  # the very decision certify() would take, without a bracket
+                self.cert[key] = False
+            else:
+                plan = Plan.from_epochs(datasets, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1])
+                                                   for m in models])
+                self.cert[key] = certify(inst, plan, CERTIFY_RTOL, decide=target, terms=terms).hi <= target
             self.times["certify"] += time.perf_counter()
         return self.cert[key]
 

@@ -189,3 +189,32 @@ def test_loss_moments_are_the_sums_of_their_definition():
             assert type(t.mean) is type(1.25 + sum(c * d.mean for c, d in zip(coefs, ds, strict=True)))
     with pytest.raises(ValueError, match="2 laws but 1 coefficients"):  # never a silently shorter sum
         LossTerms(0.0, tuple(laws[:2]), (1.0,))
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_cantelli_lower_bound_never_passes_a_certified_bracket(mode):
+    """``cantelli_lower`` is below the quantile, so below every certified ``hi`` (at low, middle and
+    the instance's levels); DepL refutes with it exactly when certify() would (hi > target), and it
+    does refute plans far from the target."""
+    from deplbench.instances.evaluator.evaluate import cantelli_lower
+    from deplbench.instances.evaluator.quantile import quantile_bracket
+    from deplbench.registry import generate
+
+    rng = np.random.default_rng(3)
+    refuted = 0
+    for seed in range(3):
+        inst = generate("random", {"noise_mode": mode}, seed=seed)
+        g = data_effect(inst, inst.dataset_ids).g
+        ids = inst.model_ids
+        for _ in range(12):
+            models = [ids[int(rng.integers(len(ids)))]] * int(rng.integers(1, inst.max_epochs + 1))
+            terms = loss_terms(inst, models, g)
+            for omega in (0.02, 0.5, inst.loss.quantile):
+                br = quantile_bracket(terms, omega, 1e-4 * inst.loss.initial)
+                assert cantelli_lower(terms, omega, inst.loss.initial) <= br.hi, (inst.name, models, omega, br)
+            if cantelli_lower(terms, inst.loss.quantile, inst.loss.initial) > inst.loss.target:
+                refuted += 1
+                plan = Plan.from_epochs(inst.dataset_ids, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1])
+                                                           for m in models])
+                assert certify(inst, plan, 2e-3, decide=inst.loss.target).hi > inst.loss.target
+    assert refuted > 0

@@ -120,6 +120,22 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     return br
 
 
+def cantelli_lower(terms: LossTerms, omega: float, scale: float) -> float:
+    """A proven lower bound on the ``omega``-quantile of ``terms`` from their mean and variance alone.
+
+    Cantelli's inequality: ``P(l <= mean - t) <= var / (var + t^2)``, which is below ``omega`` for
+    ``t > sd sqrt((1 - omega) / omega)``, so the quantile exceeds ``mean - sd sqrt((1 - omega) /
+    omega)``. The deviation is padded (``1e-6`` relative, and ``1e-6 scale`` off the bound): the
+    laws' variances carry the round-off of their quadratures, far below that. A bound above the
+    target decides as :func:`certify` does (its brackets hold the quantile: ``hi >= q > target``)
+    at the price of two sums; docs/evaluator.md, "Refuted by the mean and variance".
+    """
+    if not 0.0 < omega < 1.0:
+        return -math.inf
+    sd = math.sqrt(max(terms.var, 0.0)) * (1 + 1e-6)
+    return terms.mean - sd * math.sqrt((1 - omega) / omega) - 1e-6 * scale
+
+
 def normal_guess(terms: LossTerms, omega: float) -> float:
     """Where the ``omega``-quantile of ``terms`` probably lies: ``mean + z_omega sd`` (a guess, not a bound).
 
