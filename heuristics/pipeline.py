@@ -70,10 +70,10 @@ class _Search:
     cert: dict = field(default_factory=dict)
     done: dict = field(default_factory=dict)  # (datasets, sequence) -> _Found or None
     knapsack: dict = field(default_factory=dict)  # stage 3's knapsack rows of item prefixes (this search only)
-    stats: dict = field(default_factory=lambda: {"certifications": 0, "cantelli_refuted": 0, "dp_layers": 0, "datasets_blacklisted": 0,
-                                                 "sequences_blacklisted": 0, "datasets_tried": 0,
-                                                 "loop_iterations": 0, "graphs_built": 0, "graph_vertices": 0,
-                                                 "graph_edges": 0, "dp_cells": 0,
+    stats: dict = field(default_factory=lambda: {"certifications": 0, "cantelli_refuted": 0, "dp_layers": 0,
+                                                 "datasets_blacklisted": 0, "sequences_blacklisted": 0,
+                                                 "datasets_tried": 0, "loop_iterations": 0, "graphs_built": 0,
+                                                 "graph_vertices": 0, "graph_edges": 0, "dp_cells": 0,
                                                  "mckp_states": 0})
     times: dict = field(default_factory=lambda: dict.fromkeys(STAGE_TIMERS, 0.0))
 
