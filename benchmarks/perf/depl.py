@@ -83,12 +83,15 @@ def speed_random(seeds: int, time_limit: float) -> None:
     print(f"\nspeed on default random, seeds 0-{seeds - 1}, both modes (runtime_s; exact time limit {time_limit:g} s):")
     print(f"{'instance':<42} {'opt':>10} {'t_exact':>8} {'depl':>10} {'t_depl':>7} {'ratio':>6}")
     t_ex, t_dp = [], []
+    parts: dict[str, list[float]] = {}  # DepL's stage timers (extra t_<stage>_s), per mode
     for mode in ("per_run", "per_epoch"):
         for seed in range(seeds):
             inst = generate("random", {"noise_mode": mode}, seed=seed)
             caches.clear()
             res = solve("exact", inst, {"time_limit": time_limit})
-            cost, t_depl, _ = run("depl", inst, {"eta": 200, "eps": 0.05})
+            cost, t_depl, extra = run("depl", inst, {"eta": 200, "eps": 0.05})
+            for key in ("stage1", "stage2", "stage3", "certify"):
+                parts.setdefault(f"{mode} {key}", []).append(extra.get(f"t_{key}_s", math.nan))
             if res.status != Status.OPTIMAL:
                 print(f"{inst.name:<42} exact: {res.status.value} (left out)")
                 continue
@@ -103,6 +106,8 @@ def speed_random(seeds: int, time_limit: float) -> None:
         each = [a / b for a, b in zip(t_ex, t_dp, strict=True)]
         print(f"  exact geometric mean {geomean(t_ex):.3f} s, depl {geomean(t_dp):.4f} s: {ratio:.1f}x "
               f"(aim >= 20x: {'met' if ratio >= 20 else 'NOT met'}); per instance {min(each):.1f}x to {max(each):.1f}x")
+    print("  depl's parts, mean ms per solve: " + ", ".join(f"{k} {1000 * statistics.fmean(v):.1f}"
+                                                          for k, v in parts.items() if v))
 
 
 def fmt(x: float, nd: int = 0) -> str:
