@@ -206,8 +206,13 @@ def test_cantelli_lower_bound_never_passes_a_certified_bracket(mode):
         inst = generate("random", {"noise_mode": mode}, seed=seed)
         g = data_effect(inst, inst.dataset_ids).g
         ids = inst.model_ids
-        for _ in range(12):
-            models = [ids[int(rng.integers(len(ids)))]] * int(rng.integers(1, inst.max_epochs + 1))
+        for n in range(12):
+            k = int(rng.integers(1, inst.max_epochs + 1))
+            models = [ids[int(rng.integers(len(ids)))]] * k
+            if n % 2 and inst.switches and k > 1:  # two runs joined by a listed switch: a penalty term
+                sw = inst.switches[int(rng.integers(len(inst.switches)))]
+                cut = int(rng.integers(1, k))
+                models = [sw.from_] * cut + [sw.to] * (k - cut)
             terms = loss_terms(inst, models, g)
             for omega in (0.02, 0.5, inst.loss.quantile):
                 br = quantile_bracket(terms, omega, 1e-4 * inst.loss.initial)
