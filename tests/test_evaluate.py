@@ -216,8 +216,8 @@ def test_cantelli_lower_bound_never_passes_a_certified_bracket(mode):
             terms = loss_terms(inst, models, g)
             for omega in (0.02, 0.5, inst.loss.quantile):
                 br = quantile_bracket(terms, omega, 1e-4 * inst.loss.initial)
-                assert cantelli_lower(terms, omega, inst.loss.initial) <= br.hi, (inst.name, models, omega, br)
-            if cantelli_lower(terms, inst.loss.quantile, inst.loss.initial) > inst.loss.target:
+                assert cantelli_lower(terms.mean, terms.var, omega, inst.loss.initial) <= br.hi, (inst.name, models, omega, br)
+            if cantelli_lower(terms.mean, terms.var, inst.loss.quantile, inst.loss.initial) > inst.loss.target:
                 refuted += 1
                 plan = Plan.from_epochs(inst.dataset_ids, [(m, inst.clusters[0].id, inst.clusters[0].levels[-1])
                                                            for m in models])

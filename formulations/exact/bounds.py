@@ -25,6 +25,7 @@ import numpy as np
 
 from deplbench.formulations.exact.laws import LabelStore, min_law
 from deplbench.formulations.exact.walks import Blocks
+from deplbench.instances.evaluator.evaluate import cantelli_lower
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
@@ -384,7 +385,7 @@ class Bounder:
         mean, var = terms.mean, terms.var
         sd = math.sqrt(max(var, 0.0)) * (1 + 1e-6)
         self.stats["cantelli"] += 1
-        if mean - sd * self.cantelli - 1e-6 * self.l0 > self.target:
+        if cantelli_lower(mean, var, self.omega, self.l0) > self.target:
             return True  # Cantelli: P(l <= mean - t) <= var / (var + t^2) < omega
         if not terms.dists:
             return terms.offset > self.target + self.margin

@@ -48,7 +48,7 @@ from deplbench.formulations.allocation import Allocation, Allocator, cluster_set
 from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES, proof_result
 from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import Refused, Runs, enumerate_sequences, run_models
-from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
+from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, cantelli_lower, certify
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.plan import Plan
@@ -83,7 +83,6 @@ class _Search:
         self.target = instance.loss.target
         self.omega = instance.loss.quantile
         self.scale = instance.loss.initial
-        self.cantelli = math.sqrt((1 - self.omega) / self.omega)
         self.verdicts: dict[tuple[int, Runs], int] = {}  # 0 infeasible, 1 not rejected, 2 certified
         self.stats = {"sequences": 0, "count_vectors": 0, "screened": 0, "coarse_brackets": 0,
                       "certified": 0, "allocations": 0, "milp_allocations": 0, "unproven_rejections": 0}
@@ -169,10 +168,8 @@ class _Search:
             return v
         self.stats["screened"] += 1
         terms = loss_terms(self.inst, run_models(self.inst, runs), self.subsets[si].g)
-        sd = math.sqrt(max(terms.var, 0.0)) * (1 + 1e-6)
-        margin = 1e-6 * self.scale
         v = 1
-        if terms.mean - sd * self.cantelli - margin > self.target:
+        if cantelli_lower(terms.mean, terms.var, self.omega, self.scale) > self.target:
             v = 0  # Cantelli: P(l <= mean - t) <= var / (var + t^2) < omega
         elif terms.dists:
             self.stats["coarse_brackets"] += 1

@@ -120,20 +120,21 @@ def certify(instance, plan: Plan, rtol: float = DEFAULT_RTOL, decide: float | No
     return br
 
 
-def cantelli_lower(terms: LossTerms, omega: float, scale: float) -> float:
-    """A proven lower bound on the ``omega``-quantile of ``terms`` from their mean and variance alone.
+def cantelli_lower(mean: float, var: float, omega: float, scale: float) -> float:
+    """A proven lower bound on the ``omega``-quantile of a loss from its mean and variance alone.
 
     Cantelli's inequality: ``P(l <= mean - t) <= var / (var + t^2)``, which is below ``omega`` for
     ``t > sd sqrt((1 - omega) / omega)``, so the quantile exceeds ``mean - sd sqrt((1 - omega) /
     omega)``. The deviation is padded (``1e-6`` relative, and ``1e-6 scale`` off the bound): the
     laws' variances carry the round-off of their quadratures, far below that. A bound above the
     target decides as :func:`certify` does (its brackets hold the quantile: ``hi >= q > target``)
-    at the price of two sums; docs/evaluator.md, "Refuted by the mean and variance".
+    at the price of two sums (``LossTerms.mean`` and ``var``); DepL, ``exact`` and ``bruteforce``
+    refute with it; docs/evaluator.md, "Refuted by the mean and variance".
     """
     if not 0.0 < omega < 1.0:
         return -math.inf
-    sd = math.sqrt(max(terms.var, 0.0)) * (1 + 1e-6)
-    return terms.mean - sd * math.sqrt((1 - omega) / omega) - 1e-6 * scale
+    sd = math.sqrt(max(var, 0.0)) * (1 + 1e-6)
+    return mean - sd * math.sqrt((1 - omega) / omega) - 1e-6 * scale
 
 
 def normal_guess(terms: LossTerms, omega: float) -> float:
