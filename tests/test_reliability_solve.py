@@ -74,3 +74,54 @@ def test_bad_memory_limit_is_one_line(tmp_path, capsys, limit):
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "--memory-limit" in err
     assert not (tmp_path / "p.json").exists()
+
+
+def _clock(instance, *, path, time_limit, seed, threads):
+    """A method that writes when it started and the ``time_limit`` it was given."""
+    from deplbench.results import SolveResult, Status
+
+    with open(path, "w") as f:
+        json.dump({"start": time.perf_counter(), "time_limit": time_limit}, f)
+    return SolveResult(Status.ERROR, message="a clock, no plan")
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from deplbench import registry
+
+    for method in registry.solver_names():  # loaded before the table is swapped for a copy
+        registry.get_solver(method)
+    monkeypatch.setitem(registry.SOLVER_MODULES, "_clock", __name__)
+    monkeypatch.setattr(registry, "_SOLVERS", dict(registry._SOLVERS))
+    registry.register_solver("_clock", kind="heuristic", defaults={"path": ""})(_clock)
+    return registry
+
+
+def test_a_deadline_cuts_the_methods_time_limit_and_keeps_the_given_one(clock, tmp_path):
+    from deplbench.instances.families.random import random_instance
+
+    out = tmp_path / "clock.json"
+    end = time.perf_counter() + 2.0
+    res = clock.solve("_clock", random_instance(0, models=2, epochs=4), {"time_limit": 60, "path": str(out)},
+                      deadline=end)
+    got = json.loads(out.read_text())
+    assert 1.0 < got["time_limit"] <= 2.0 and abs(got["start"] + got["time_limit"] - end) < 1e-3
+    assert res.params["time_limit"] == 60.0  # the result records the limit asked for
+    clock.solve("_clock", random_instance(0, models=2, epochs=4), {"time_limit": 60, "path": str(out)},
+                deadline=time.perf_counter() - 5.0)
+    assert json.loads(out.read_text())["time_limit"] == pytest.approx(1e-3)  # past: no time, not a negative one
+
+
+def test_solve_gives_the_method_the_commands_clock(clock, tmp_path):
+    """The method's limit ends at the command's start plus ``--time-limit`` (the fork and the
+    loading count), so the watcher's grace is left for the certification."""
+    from deplbench.instances.families.random import random_instance
+    from deplbench.instances.io import save_instance
+
+    save_instance(random_instance(0, models=2, epochs=4), tmp_path / "i.json")
+    before = time.perf_counter()
+    main(["solve", str(tmp_path / "i.json"), "--solver", "_clock", "--set", f"path={tmp_path / 'c.json'}",
+          "--time-limit", "4", "--out", str(tmp_path / "p.json")])
+    got = json.loads((tmp_path / "c.json").read_text())
+    assert got["time_limit"] < 4.0
+    assert before + 4.0 <= got["start"] + got["time_limit"] < before + 4.5

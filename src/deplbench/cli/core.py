@@ -96,7 +96,8 @@ def cmd_solvers(args) -> int:
     return 0
 
 
-#: seconds past ``--time-limit`` before a method's process group is killed (build, solve, certification)
+#: seconds past ``--time-limit`` before a method's process group is killed: the method's own clock
+#: ends at ``--time-limit`` on the command's clock; the grace is for its certification and return
 SOLVE_GRACE_S = 1.5
 
 
@@ -130,8 +131,9 @@ def cmd_solve(args) -> int:
     ckpt = checkpoint_path(args.out)
     ckpt.unlink(missing_ok=True)  # an older run's incumbent is not this run's
     with stop_on_signals(Stop()) as stop:  # SIGINT / SIGTERM: the best plan, status interrupted
-        w = call(mp.get_context("fork"), solve_child, (args.solver, inst, params, str(ckpt)),
-                 wall_limit_s=float(parsed["time_limit"]) + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit,
+        limit = float(parsed["time_limit"])  # the method ends by t0 + limit, the command by SOLVE_GRACE_S later
+        w = call(mp.get_context("fork"), solve_child, (args.solver, inst, params, str(ckpt), t0 + limit),
+                 wall_limit_s=limit + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit,
                  t0=t0, stop=stop)
         if isinstance(w.value, InputError):
             raise w.value

@@ -59,10 +59,12 @@ class CheckpointWriter:
             self.failed = True
 
 
-def solve_child(name: str, inst, params: dict, checkpoint: str | None):
+def solve_child(name: str, inst, params: dict, checkpoint: str | None, deadline: float | None = None):
     """In the watched child: the method and its certification, incumbents to ``checkpoint``.
 
-    An :class:`~deplbench.errors.InputError` comes back as a value (the parent raises it).
+    ``deadline``: the ``time.perf_counter()`` value by which the method must end (the command's
+    start plus ``--time-limit``; :func:`deplbench.registry.solve`). An
+    :class:`~deplbench.errors.InputError` comes back as a value (the parent raises it).
     """
     from deplbench.errors import InputError
     from deplbench.incumbent import Best, listening
@@ -73,7 +75,7 @@ def solve_child(name: str, inst, params: dict, checkpoint: str | None):
     writer = CheckpointWriter(Path(checkpoint), inst, name, parsed, problem_of(spec, parsed)) if checkpoint else None
     try:
         with listening(Best(writer) if writer else (lambda item: None)):
-            return solve(name, inst, params)
+            return solve(name, inst, params, deadline=deadline)
     except InputError as exc:
         return exc
 
