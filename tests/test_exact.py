@@ -399,3 +399,43 @@ def test_memo_dominance_holds_the_earlier_components_fixed():
     assert _dominated([((2, 3, 1), 1.0)], (2, 1, 1), 1.0, fixed=(0,))
     assert not _dominated([((2, 3, 1), 1.0)], (1, 3, 1), 1.0, fixed=(0,))
     assert _dominated([((2, 3, 1), 1.0)], (1, 3, 1), 1.0)
+
+
+@pytest.mark.parametrize("method", ["exact", "bruteforce"])
+def test_no_full_collection_runs_inside_a_search_and_the_thresholds_come_back(method, monkeypatch):
+    """Full collections walk every object the search keeps, so their pauses grow with it
+    (``formulations/exact/pauses.py``); with the most eager thresholds none runs inside the
+    search, young ones still do, and the thresholds are restored afterwards."""
+    import gc
+
+    from deplbench.formulations.exact import bruteforce
+
+    cls = exact_mod._BranchAndBound if method == "exact" else bruteforce._Search
+    inside, seen = [False], []
+
+    def run(self, _run=cls.run):
+        inside[0] = True
+        try:
+            return _run(self)
+        finally:
+            inside[0] = False
+
+    def log(phase, info):
+        if phase == "start" and inside[0]:
+            seen.append(info["generation"])
+
+    monkeypatch.setattr(cls, "run", run)
+    inst = generate("random", {"models": 3, "epochs": 12}, 0)
+    before = gc.get_threshold()
+    gc.set_threshold(1, 1, 1)
+    gc.callbacks.append(log)
+    try:
+        solver = exact_mod.solve_exact if method == "exact" else bruteforce.solve_bruteforce
+        res = solver(inst, time_limit=60.0)
+        after = gc.get_threshold()
+    finally:
+        gc.callbacks.remove(log)
+        gc.set_threshold(*before)
+    assert res.status == Status.OPTIMAL
+    assert after == (1, 1, 1)
+    assert 0 in seen and 2 not in seen, sorted(set(seen))

@@ -41,6 +41,7 @@ from deplbench.formulations.allocation import Allocation, Allocator, cluster_set
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
 from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES, proof_result
+from deplbench.formulations.exact.pauses import no_full_collections
 from deplbench.formulations.exact.region import RegionBound
 from deplbench.formulations.exact.search import (
     Runs,
@@ -317,6 +318,12 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         ``optimal`` (among plans certified at the evaluator's tolerance), ``infeasible``
         (proven in the same sense), ``timeout``, ``memout`` (node limit) or ``error`` (refused).
     """
+    with no_full_collections():  # the pauses of full collections grow with the search (.pauses)
+        return _solve_exact(instance, max_nodes, max_work, incumbent, region, positions, cover, time_limit)
+
+
+def _solve_exact(instance, max_nodes: int, max_work: int, incumbent: bool, region: bool, positions: bool,
+                 cover: bool, time_limit: float) -> SolveResult:
     t0 = time.perf_counter()
     try:
         search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region),

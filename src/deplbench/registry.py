@@ -313,11 +313,8 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     check : bool
         Attach the evaluator's verdict and downgrade an untrue claim to ``error``.
     deadline : float, optional
-        A ``time.perf_counter()`` value (a monotonic clock shared by forked children) by which
-        the method must end: its ``time_limit`` is cut to what remains until then. The result
-        still records the given ``time_limit``. ``deplbench solve`` sets it to its own start
-        plus ``--time-limit``, so the method's clock is the command's (imports and the fork
-        count, as the command's limit says).
+        A ``time.perf_counter()`` value (shared by forked children) by which the method must
+        end: its ``time_limit`` is cut to what remains (the result records the given one).
 
     Returns
     -------
@@ -328,14 +325,8 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     spec = get_solver(name)
     p = spec.parse_params(params)
     t0 = time.perf_counter()
-    res = _call(spec, instance, p if deadline is None else _within(p, deadline - t0))
-    return finish(name, instance, p, res, time.perf_counter() - t0, check=check)
-
-
-def _within(p: dict, remaining: float) -> dict:
-    """``p`` with its ``time_limit`` cut to ``remaining`` seconds (at least a millisecond: the
-    parameter's range is open at 0, and a method given no time returns its first plan)."""
-    return {**p, "time_limit": max(min(float(p["time_limit"]), remaining), 1e-3)}
+    cut = p if deadline is None else {**p, "time_limit": max(min(p["time_limit"], deadline - t0), 1e-3)}  # > 0
+    return finish(name, instance, p, _call(spec, instance, cut), time.perf_counter() - t0, check=check)
 
 
 def finish(name: str, instance, p: dict, res: SolveResult, runtime: float, *, check: bool = True) -> SolveResult:
