@@ -167,3 +167,32 @@ def test_random_cyclic_instance_matches_the_plain_formulation(block_cap):
     assert plain.extra["root_gap"] >= res.extra["root_gap"] - 1e-9  # the strengthened root is no weaker
     res = run("milp-cpsat", inst, S=30)  # with the start as a complete hint: a plan, never worse than optimal
     assert res.plan is not None and res.objective >= plain.objective * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
+def test_a_passed_deadline_drops_the_long_columns_and_the_whole_relaxation(mode):
+    """At 20,000 scenarios the long columns take seconds: past the deadline they stop, and the
+    count-vector relaxation is dropped as a whole (a part of its columns bounds nothing)."""
+    import time
+
+    from deplbench.formulations.saa.strength import count_bounds
+
+    inst = small(mode, K=6, neg_penalty=True)
+    data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
+    Q = count_vectors(3, 6)
+    with pytest.raises(saa_blocks.PastDeadline):
+        saa_blocks.long_bounds(data, Q, 1, deadline=time.perf_counter() - 1.0)
+    cols = saa_blocks.block_columns(data, Q, 1, deadline=time.perf_counter() - 1.0)
+    with pytest.raises(saa_blocks.PastDeadline):
+        for _ in cols:
+            pass
+    assert count_bounds(data) is not None  # the same relaxation without a deadline exists
+
+
+def test_the_root_lp_counts_its_build_in_its_limit():
+    from deplbench.formulations.saa.root import lp_bound
+
+    inst = small("per_run", K=6, neg_penalty=True)
+    data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
+    assert lp_bound(data, 1e-4) is None  # the build alone takes longer: no LP run
+    assert lp_bound(data, 30.0) is not None

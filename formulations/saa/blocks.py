@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -42,6 +43,10 @@ CHUNK = 2048
 MAX_DP_BYTES = 1 << 30
 #: scenarios per pass of the dynamic programme (its arrays grow with the chunk, not with S)
 DP_SCENARIOS = 5000
+
+
+class PastDeadline(Exception):
+    """The deadline passed inside :func:`long_bounds`: its columns are incomplete (the caller drops them all)."""
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences
 
@@ -91,8 +96,8 @@ def _key(q: np.ndarray, K: int) -> np.ndarray:
     return q @ ((K + 1) ** np.arange(q.shape[1]))
 
 
-def long_bounds(data: SubsetData, Q: np.ndarray, B: int,
-                live: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def long_bounds(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None,
+                deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """Least and greatest loss, shape (S, len(Q)), of the sequences of more than B blocks.
 
     A dynamic programme over the epochs: the state after n epochs is (count vector, last
@@ -104,7 +109,9 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int,
     ``live`` (a mask over Q) limits the columns computed to those count vectors (the others
     stay +inf / -inf); the programme then keeps only the states below some live vector
     (componentwise: no other state reaches one). Scenarios go through in chunks of
-    :data:`DP_SCENARIOS`, so the arrays stay within what :func:`dp_fits` checks.
+    :data:`DP_SCENARIOS`, so the arrays stay within what :func:`dp_fits` checks. Past
+    ``deadline`` (checked after every epoch of a chunk) it raises :class:`PastDeadline`: at
+    20,000 scenarios the programme takes seconds, and a part of it bounds nothing.
     """
     S = data.imp.shape[0]
     least = np.full((S, len(Q)), np.inf)
@@ -115,7 +122,7 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int,
     layers = _layers(data.imp.shape[1], data.imp.shape[2], Q[want])
     for a in range(0, S, DP_SCENARIOS):
         part = slice(a, min(a + DP_SCENARIOS, S))
-        least[part], most[part] = _long_chunk(data, part, Q, want, layers, B)
+        least[part], most[part] = _long_chunk(data, part, Q, want, layers, B, deadline)
     return least, most
 
 
@@ -133,7 +140,7 @@ def _layers(M: int, K: int, wanted: np.ndarray) -> list[np.ndarray]:
 
 
 def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
-                layers: list[np.ndarray], B: int) -> tuple[np.ndarray, np.ndarray]:
+                layers: list[np.ndarray], B: int, deadline: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
     """:func:`long_bounds` for the scenarios ``part``: (least, most) of shape (chunk, len(Q))."""
     M, K = data.imp.shape[1:]
     S = part.stop - part.start
@@ -175,6 +182,8 @@ def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
                         nlo[to, m, b2] = np.minimum(nlo[to, m, b2], lo[src, a, b] + add)
                         nhi[to, m, b2] = np.maximum(nhi[to, m, b2], hi[src, a, b] + add)
         lo, hi = nlo, nhi
+        if time.perf_counter() > deadline:
+            raise PastDeadline
         for i, k in enumerate(_key(new, K)):
             j = targets.get(int(k))
             if j is not None:
@@ -205,13 +214,14 @@ def _boundaries(data: SubsetData) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(cum.transpose(1, 0, 2)), turn
 
 
-def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None):
+def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None = None,
+                  deadline: float = math.inf):
     """Chunks ``(rows of Q, least loss, greatest loss, runs)`` of exact sequences and relaxed columns.
 
     ``runs`` is a list of run-length encoded sequences (exact columns) or None (the relaxed
     column of a count vector: per-scenario least and greatest loss of its sequences of more
     than B blocks, :func:`long_bounds`). ``live`` (a mask over Q): only the columns of those
-    count vectors.
+    count vectors. ``deadline``: :func:`long_bounds` raises :class:`PastDeadline` past it.
     """
     S, M, K = data.imp.shape
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
@@ -247,7 +257,7 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
                 yield owner[sel], loss, loss, runs
     if B >= min(K, data.max_switches + 1):
         return  # every sequence has at most B blocks: no relaxed column
-    least, most = long_bounds(data, Q, B, live)
+    least, most = long_bounds(data, Q, B, live, deadline)
     rel = np.flatnonzero(np.isfinite(least).any(axis=0))
     for lo in range(0, len(rel), CHUNK):
         sel = rel[lo:lo + CHUNK]
@@ -269,4 +279,4 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[int(i)]) for i in idx), deadline)
 
 
-__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "block_columns", "cumulative", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]
+__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "PastDeadline", "block_columns", "cumulative", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

@@ -209,7 +209,8 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
             offer(data.start, plan_cost(instance, data.start), source="start plan")
         if root:
             tr = time.perf_counter()
-            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * left)))
+            left = budget - (tr - t0)  # the LP never takes more than half of what the MILP has left
+            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * left), 0.5 * left)) if left > 0.1 else None
             prev = strong.get("root_bound", math.inf)  # nan (a selection's LP unsolved) stays nan
             strong["root_bound"] = math.nan if rb is None or math.isnan(prev) else min(prev, rb)
             strong["root_s"] = strong.get("root_s", 0.0) + time.perf_counter() - tr

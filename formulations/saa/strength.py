@@ -30,6 +30,7 @@ import numpy as np
 from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.saa.blocks import (
     DP_SCENARIOS,
+    PastDeadline,
     block_columns,
     block_limit,
     dp_fits,
@@ -223,21 +224,38 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
             if screened is None:
                 return None  # cut short: an incomplete screen would drop live vectors
             live, h = screened
-            cols = block_columns(data, Q, B, live)
+            cols = block_columns(data, Q, B, live, deadline)
     if cols is None:
         cols = _count_columns(data, Q)
+    folded = _fold(data, cols, lb, h, tol, deadline)
+    if folded is None:
+        return None
+    h, bigm, possible, feasible, decode = folded
+    bound_count = _exact_least(alloc, Q[possible], lb[possible], deadline)
+    k1 = data.allowed + 1
+    bq = float(-np.partition(-h, k1 - 1)[k1 - 1]) if k1 <= S else 0.0
+    start = start_plan(data, Q, lb, feasible, deadline) if B else (
+        dag_start(data, Q, lb, feasible, decode, deadline) if exact else None)
+    return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
+
+
+def _fold(data: SubsetData, cols, lb: np.ndarray, h: np.ndarray, tol: float, deadline: float):
+    """(h, big-M, possible, feasible, decode) over the columns ``cols`` of :func:`count_bounds`
+    (None past ``deadline``: a part of the columns bounds nothing)."""
+    S = data.S
     bigm = np.full(S, -np.inf)
-    possible = np.zeros(len(Q), dtype=bool)
+    possible = np.zeros(len(lb), dtype=bool)
     feasible: dict[int, tuple] = {}  # q index -> one SAA-feasible exact block sequence (DAG: its id)
     decode = None
-    for owner, least, most, *runs in cols:
-        if time.perf_counter() > deadline:
-            return None
-        c = lb[owner]
-        sat = least <= data.target + tol  # (S, C)
-        h = np.minimum(h, np.where(sat, c[None, :], np.inf).min(axis=1))
-        ok = sat.sum(axis=0) >= S - data.allowed
-        if ok.any():
+    try:
+        for owner, least, most, *runs in cols:
+            if time.perf_counter() > deadline:
+                return None
+            sat = least <= data.target + tol  # (S, C)
+            h = np.minimum(h, np.where(sat, lb[owner][None, :], np.inf).min(axis=1))
+            ok = sat.sum(axis=0) >= S - data.allowed
+            if not ok.any():
+                continue
             possible[owner[ok]] = True
             bigm = np.maximum(bigm, most[:, ok].max(axis=1) - data.target)
             if runs and runs[0] is not None:
@@ -247,12 +265,9 @@ def count_bounds(data: SubsetData, deadline: float = math.inf, blocks: bool = Tr
                     decode = rr.decode
                 for j, r in (rr.pick(js) if hasattr(rr, "pick") else ((j, rr[j]) for j in js)):
                     feasible.setdefault(int(owner[j]), r)
-    bound_count = _exact_least(alloc, Q[possible], lb[possible], deadline)
-    k1 = data.allowed + 1
-    bq = float(-np.partition(-h, k1 - 1)[k1 - 1]) if k1 <= S else 0.0
-    start = start_plan(data, Q, lb, feasible, deadline) if B else (
-        dag_start(data, Q, lb, feasible, decode, deadline) if exact else None)
-    return Bounds(h, bigm, bq, bound_count, len(Q), time.perf_counter() - t0, exact, B, start)
+    except PastDeadline:  # raised inside the long columns (blocks.long_bounds)
+        return None
+    return h, bigm, possible, feasible, decode
 
 
 def _screen(data: SubsetData, Q: np.ndarray, lb: np.ndarray, cap: float, tol: float,
