@@ -48,6 +48,7 @@ DP_SCENARIOS = 5000
 class PastDeadline(Exception):
     """The deadline passed inside :func:`long_bounds`: its columns are incomplete (the caller drops them all)."""
 
+
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences
 
 
