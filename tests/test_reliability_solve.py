@@ -113,8 +113,8 @@ def test_a_deadline_cuts_the_methods_time_limit_and_keeps_the_given_one(clock, t
 
 
 def test_solve_gives_the_method_the_commands_clock(clock, tmp_path):
-    """The method's limit ends at the command's start plus ``--time-limit`` (the fork and the
-    loading count), so the watcher's grace is left for the certification."""
+    """The method's limit ends at the command's start plus ``--time-limit`` less ``END_SHARE``
+    of it (the fork and the loading count), so the watcher's grace is left for the certification."""
     from deplbench.instances.families.random import random_instance
     from deplbench.instances.io import save_instance
 
@@ -122,6 +122,8 @@ def test_solve_gives_the_method_the_commands_clock(clock, tmp_path):
     before = time.perf_counter()
     main(["solve", str(tmp_path / "i.json"), "--solver", "_clock", "--set", f"path={tmp_path / 'c.json'}",
           "--time-limit", "4", "--out", str(tmp_path / "p.json")])
+    from deplbench.cli.core import END_SHARE
+
     got = json.loads((tmp_path / "c.json").read_text())
     assert got["time_limit"] < 4.0
-    assert before + 4.0 <= got["start"] + got["time_limit"] < before + 4.5
+    assert before + 4.0 * (1 - END_SHARE) <= got["start"] + got["time_limit"] < before + 4.5
