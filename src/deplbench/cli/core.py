@@ -97,7 +97,7 @@ def cmd_solvers(args) -> int:
 
 
 #: seconds past ``--time-limit`` before a method's process group is killed: the method's own clock
-#: ends at ``--time-limit`` on the command's clock; the grace is for its certification and return
+#: ends before ``--time-limit`` on the command's clock; the grace is for its certification and return
 SOLVE_GRACE_S = 1.5
 #: share of ``--time-limit`` taken off the method's own limit for its end: a search stopped after an
 #: hour unwinds a heap of a gigabyte (``exact`` on the library's 6-model instance at 4500 s ended
@@ -135,8 +135,8 @@ def cmd_solve(args) -> int:
     ckpt = checkpoint_path(args.out)
     ckpt.unlink(missing_ok=True)  # an older run's incumbent is not this run's
     with stop_on_signals(Stop()) as stop:  # SIGINT / SIGTERM: the best plan, status interrupted
-        limit = float(parsed["time_limit"])  # the method ends by t0 + limit, the command by SOLVE_GRACE_S later
-        end = t0 + limit * (1 - END_SHARE)
+        limit = float(parsed["time_limit"])
+        end = t0 + limit * (1 - END_SHARE)  # the method's deadline; the command's kill is SOLVE_GRACE_S past t0 + limit
         w = call(mp.get_context("fork"), solve_child, (args.solver, inst, params, str(ckpt), end),
                  wall_limit_s=limit + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit,
                  t0=t0, stop=stop)

@@ -63,7 +63,7 @@ def solve_child(name: str, inst, params: dict, checkpoint: str | None, deadline:
     """In the watched child: the method and its certification, incumbents to ``checkpoint``.
 
     ``deadline``: the ``time.perf_counter()`` value by which the method must end (the command's
-    start plus ``--time-limit``; :func:`deplbench.registry.solve`). An
+    start plus ``--time-limit`` less ``END_SHARE`` of it; :func:`deplbench.registry.solve`). An
     :class:`~deplbench.errors.InputError` comes back as a value (the parent raises it).
     """
     from deplbench.errors import InputError
