@@ -196,3 +196,22 @@ def test_the_root_lp_counts_its_build_in_its_limit():
     data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
     assert lp_bound(data, 1e-4) is None  # the build alone takes longer: no LP run
     assert lp_bound(data, 30.0) is not None
+
+
+def test_the_pyomo_and_cpsat_builds_stop_at_a_passed_deadline():
+    """At S = 20,000 the Pyomo rows take about 15 s and the CP-SAT rows about 3 s: both read the
+    clock as they go, so a method past its limit returns instead of being killed."""
+    import time
+
+    from deplbench.formulations.backends.milp_cpsat import to_cpsat
+    from deplbench.formulations.backends.pyomo_model import build_pyomo
+
+    inst = small("per_run", K=6, neg_penalty=True)
+    data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
+    past = time.perf_counter() - 1.0
+    with pytest.raises(saa_blocks.PastDeadline):
+        build_pyomo(data, "aggregated", deadline=past)
+    with pytest.raises(saa_blocks.PastDeadline):
+        to_cpsat(build(data, "aggregated", aggregate_runs=False), deadline=past)
+    mdl = build_pyomo(data, "aggregated")  # without a deadline: every kept scenario has its row
+    assert len(mdl.scenario) == int((~data.row_plan(0.0).drop).sum())

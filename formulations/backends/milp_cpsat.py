@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from deplbench.formulations.saa.data import PastDeadline
 from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
@@ -39,6 +40,8 @@ LOSS_SCALE = 1e6
 TIME_SCALE = 1e6
 COST_SCALE = 1e6
 SNAP = 1e-6
+#: rows of :func:`to_cpsat` between two looks at the clock
+ROWS_PER_CHECK = 512
 
 
 #: CP-SAT status, by name (``CpSolver.status_name``) -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
@@ -57,13 +60,16 @@ def conservative(values: np.ndarray, scale: float, up: bool) -> tuple[np.ndarray
     return out.astype(np.int64), bool(near.all())
 
 
-def to_cpsat(model: SaaModel, hint: np.ndarray | None = None) -> tuple[cp_model.CpModel, list, bool]:
+def to_cpsat(model: SaaModel, hint: np.ndarray | None = None,
+             deadline: float = math.inf) -> tuple[cp_model.CpModel, list, bool]:
     """The scaled CP-SAT model, its variables (in column order) and whether the scaling is exact.
 
     ``hint`` (a column vector of ``model``, e.g. :func:`saa_common.mip_start`) becomes a
     complete solution hint; its ``v`` are recomputed on the *scaled* scenario rows (a plan at
     the target may round into a violation), so the hint is a solution of the scaled model
-    whenever at most ``allowed`` of those rows are violated.
+    whenever at most ``allowed`` of those rows are violated. Past ``deadline`` (checked every
+    :data:`ROWS_PER_CHECK` rows; at S = 20,000 the rows take seconds) it raises
+    :class:`~deplbench.formulations.saa.data.PastDeadline`.
     """
     from ortools.sat.python import cp_model
 
@@ -80,6 +86,8 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None) -> tuple[cp_model.
     obj_rows = set(model.obj_rows.tolist())
     A = model.A.tocsr()
     for i in range(model.n_cons):
+        if i % ROWS_PER_CHECK == 0 and time.perf_counter() > deadline:
+            raise PastDeadline
         sl = slice(A.indptr[i], A.indptr[i + 1])
         cols, vals = A.indices[sl], A.data[sl]
         lo, hi = model.row_lb[i], model.row_ub[i]
@@ -148,7 +156,11 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, aggregate_runs=False)
     x0 = mip_start(model, t0 + 0.25 * max(time_limit, 0.0)) if start else None
-    cp, xs, exact = to_cpsat(model, x0)
+    try:
+        cp, xs, exact = to_cpsat(model, x0, t0 + time_limit)
+    except PastDeadline:  # the model is not complete: no solve
+        return SubResult(Status.TIMEOUT, build_s=time.perf_counter() - t0, n_vars=model.n_vars,
+                         n_cons=model.n_cons, message="time limit reached while building the CP-SAT model")
     solver = cp_model.CpSolver()
     prm = solver.parameters
     prm.max_time_in_seconds = max(time_limit - (time.perf_counter() - t0), 1e-3)

@@ -8,14 +8,22 @@ when the method runs.
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 import pyomo.environ as pyo
 
+from deplbench.formulations.saa.data import PastDeadline
 from deplbench.formulations.saa.model import SubsetData, decode_aggregated, decode_time_indexed
 
+#: scenario rows written between two looks at the clock (at S = 20,000 the rows take about 15 s)
+ROWS_PER_CHECK = 256
 
-def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.ConcreteModel:
-    """The SAA MILP of one dataset selection as a Pyomo model."""
+
+def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0,
+                deadline: float = math.inf) -> pyo.ConcreteModel:
+    """The SAA MILP of one dataset selection as a Pyomo model (:class:`PastDeadline` past ``deadline``)."""
     S, M, K = data.imp.shape
     P, NO = len(data.switches), len(data.opts)
     cost, tm, ci = data.opts.cost, data.opts.time, data.opts.cluster_index
@@ -68,12 +76,16 @@ def build_pyomo(data: SubsetData, formulation: str, margin: float = 0.0) -> pyo.
         mdl.run_def = pyo.Constraint(mdl.M, rule=lambda b, m: b.run[m] == sum(
             data.gain[m, k] * b.z[k, m] for k in range(K)))
 
-    _loss_rows(mdl, data, plan, margin)
+    _loss_rows(mdl, data, plan, margin, deadline)
     return mdl
 
 
-def _loss_rows(mdl: pyo.ConcreteModel, data: SubsetData, plan, margin: float) -> None:
-    """The scenario rows, the quantile row, the quantile cuts and the objective / mixing rows."""
+def _loss_rows(mdl: pyo.ConcreteModel, data: SubsetData, plan, margin: float, deadline: float) -> None:
+    """The scenario rows, the quantile row, the quantile cuts and the objective / mixing rows.
+
+    The scenario rows are written one by one rather than by a rule, so that the clock can be
+    read between them (an exception inside a Pyomo rule is logged as an error).
+    """
     S, M, K = data.imp.shape
     P = len(data.switches)
     agg_runs = data.per_run
@@ -100,7 +112,13 @@ def _loss_rows(mdl: pyo.ConcreteModel, data: SubsetData, plan, margin: float) ->
             return data.l0 - gain + pen <= data.target - margin
         return data.l0 - gain + pen <= data.target - margin + plan.bigm[s] * b.v[s]
 
-    mdl.scenario = pyo.Constraint(mdl.S, rule=scenario)
+    mdl.scenario = pyo.Constraint(mdl.S)
+    for s in range(S):
+        if s % ROWS_PER_CHECK == 0 and time.perf_counter() > deadline:
+            raise PastDeadline
+        row = scenario(mdl, s)
+        if row is not pyo.Constraint.Skip:
+            mdl.scenario[s] = row
     mdl.quantile = pyo.Constraint(expr=sum(mdl.v[s] for s in range(S)) <= data.allowed)
 
     def quantile_cut(b, i):  # one scenario of T holds: so does the least coefficient over T

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.saa.data import SubsetData, cheapest_start
+from deplbench.formulations.saa.data import PastDeadline, SubsetData, cheapest_start
 from deplbench.instances.plan import Plan
 from deplbench.numeric import thin_matmul
 
@@ -43,10 +43,6 @@ CHUNK = 2048
 MAX_DP_BYTES = 1 << 30
 #: scenarios per pass of the dynamic programme (its arrays grow with the chunk, not with S)
 DP_SCENARIOS = 5000
-
-
-class PastDeadline(Exception):
-    """The deadline passed inside :func:`long_bounds`: its columns are incomplete (the caller drops them all)."""
 
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...), as saa_start / sequences

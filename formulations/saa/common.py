@@ -113,6 +113,8 @@ def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str
 CUT_SHARE, PREP_SHARE = 0.25, 0.7
 #: share of the time limit kept for the registry's certification, beyond the sampling's time
 CERTIFY_SHARE = 0.05
+#: seconds a selection's MILP needs at least to be built and started (less: ``timeout`` without it)
+MIN_SOLVE_S = 0.05
 
 
 def prepare(data, *, cuts: str, bigm: str, fixing: str, deadline: float, cap: float = math.inf):
@@ -210,11 +212,14 @@ def run_saa(instance, solve_subset: SolveSubset, *, scenarios: int, seed: int, f
         if root:
             tr = time.perf_counter()
             left = budget - (tr - t0)  # the LP never takes more than half of what the MILP has left
-            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * left), 0.5 * left)) if left > 0.1 else None
+            rb = lp_bound(data, min(10.0, max(1.0, 0.2 * left), 0.5 * left)) if left > 2 * MIN_SOLVE_S else None
             prev = strong.get("root_bound", math.inf)  # nan (a selection's LP unsolved) stays nan
             strong["root_bound"] = math.nan if rb is None or math.isnan(prev) else min(prev, rb)
             strong["root_s"] = strong.get("root_s", 0.0) + time.perf_counter() - tr
-        left = max(budget - (time.perf_counter() - t0), 1e-3)  # what the preparation left
+        left = budget - (time.perf_counter() - t0)  # what the preparation left
+        if left <= MIN_SOLVE_S:  # no build of a model that gets no time (at S = 20,000 seconds of it)
+            subs.append(SubResult(Status.TIMEOUT, message="time limit reached before the MILP of this selection"))
+            continue
         r = solve_subset(data, formulation=formulation, margin=0.0, time_limit=left)
         if r.plan is not None and verify(instance, r.plan, sc):
             # solver tolerances let the plan slip past the target: re-solve with a margin,

@@ -18,6 +18,11 @@ from deplbench.instances.scenarios import Scenarios, allowed_violations
 from deplbench.instances.semantics import Options, data_effect, options, progress_matrix
 
 
+class PastDeadline(Exception):
+    """The deadline passed inside a long step of an SAA method (the long block columns, a model
+    build): its partial result is dropped as a whole."""
+
+
 @dataclass(frozen=True)
 class ObjRow:
     """A valid row on the objective: ``cost(x) + sum_i coef[i] v[scen[i]] >= rhs``."""
