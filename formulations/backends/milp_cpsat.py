@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.formulations.saa.data import PastDeadline
 from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
@@ -72,6 +71,8 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None,
     :class:`~deplbench.formulations.saa.data.PastDeadline`.
     """
     from ortools.sat.python import cp_model
+
+    from deplbench.formulations.saa.data import PastDeadline
 
     cp = cp_model.CpModel()
     xs = []
@@ -151,6 +152,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     from ortools.sat.python import cp_model
 
     from deplbench.formulations.saa.common import SubResult, mip_start
+    from deplbench.formulations.saa.data import PastDeadline
     from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
