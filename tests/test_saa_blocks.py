@@ -18,6 +18,7 @@ from test_milp import enumerate_saa, run, small
 from deplbench.formulations.saa import blocks as saa_blocks
 from deplbench.formulations.saa.common import plan_cost, verify
 from deplbench.formulations.saa.cuts import quantile_cut_sets
+from deplbench.formulations.saa.data import PastDeadline
 from deplbench.formulations.saa.model import build, subset_data
 from deplbench.formulations.saa.start import encode, sequence_losses
 from deplbench.formulations.saa.strength import count_vectors, strengthen
@@ -180,10 +181,10 @@ def test_a_passed_deadline_drops_the_long_columns_and_the_whole_relaxation(mode)
     inst = small(mode, K=6, neg_penalty=True)
     data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
     Q = count_vectors(3, 6)
-    with pytest.raises(saa_blocks.PastDeadline):
+    with pytest.raises(PastDeadline):
         saa_blocks.long_bounds(data, Q, 1, deadline=time.perf_counter() - 1.0)
     cols = saa_blocks.block_columns(data, Q, 1, deadline=time.perf_counter() - 1.0)
-    with pytest.raises(saa_blocks.PastDeadline):
+    with pytest.raises(PastDeadline):
         for _ in cols:
             pass
     assert count_bounds(data) is not None  # the same relaxation without a deadline exists
@@ -209,9 +210,9 @@ def test_the_pyomo_and_cpsat_builds_stop_at_a_passed_deadline():
     inst = small("per_run", K=6, neg_penalty=True)
     data = subset_data(inst, ("d1",), sample_scenarios(inst, 25, 3))
     past = time.perf_counter() - 1.0
-    with pytest.raises(saa_blocks.PastDeadline):
+    with pytest.raises(PastDeadline):
         build_pyomo(data, "aggregated", deadline=past)
-    with pytest.raises(saa_blocks.PastDeadline):
+    with pytest.raises(PastDeadline):
         to_cpsat(build(data, "aggregated", aggregate_runs=False), deadline=past)
     mdl = build_pyomo(data, "aggregated")  # without a deadline: every kept scenario has its row
     assert len(mdl.scenario) == int((~data.row_plan(0.0).drop).sum())

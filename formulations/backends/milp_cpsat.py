@@ -39,8 +39,6 @@ LOSS_SCALE = 1e6
 TIME_SCALE = 1e6
 COST_SCALE = 1e6
 SNAP = 1e-6
-#: rows of :func:`to_cpsat` between two looks at the clock
-ROWS_PER_CHECK = 512
 
 
 #: CP-SAT status, by name (``CpSolver.status_name``) -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
@@ -67,12 +65,12 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None,
     complete solution hint; its ``v`` are recomputed on the *scaled* scenario rows (a plan at
     the target may round into a violation), so the hint is a solution of the scaled model
     whenever at most ``allowed`` of those rows are violated. Past ``deadline`` (checked every
-    :data:`ROWS_PER_CHECK` rows; at S = 20,000 the rows take seconds) it raises
+    ``saa.data.ROWS_PER_CHECK`` rows; at S = 20,000 the rows take seconds) it raises
     :class:`~deplbench.formulations.saa.data.PastDeadline`.
     """
     from ortools.sat.python import cp_model
 
-    from deplbench.formulations.saa.data import PastDeadline
+    from deplbench.formulations.saa.data import ROWS_PER_CHECK, check_deadline
 
     cp = cp_model.CpModel()
     xs = []
@@ -87,8 +85,8 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None,
     obj_rows = set(model.obj_rows.tolist())
     A = model.A.tocsr()
     for i in range(model.n_cons):
-        if i % ROWS_PER_CHECK == 0 and time.perf_counter() > deadline:
-            raise PastDeadline
+        if i % ROWS_PER_CHECK == 0:
+            check_deadline(deadline)
         sl = slice(A.indptr[i], A.indptr[i + 1])
         cols, vals = A.indices[sl], A.data[sl]
         lo, hi = model.row_lb[i], model.row_ub[i]

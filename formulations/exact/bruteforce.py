@@ -266,6 +266,7 @@ class _Search:
                            bound=bound, message="time limit reached", extra=self._extra())
 
 
+@no_full_collections()  # their pauses grow with the search (.pauses)
 def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, time_limit: float = 60.0,
                      seed: int = 0, threads: int = 1) -> SolveResult:
     """Exact optimum of the true problem by enumeration (``seed`` and ``threads`` are unused).
@@ -292,6 +293,5 @@ def solve_bruteforce(instance, *, max_sequences: int = DEFAULT_MAX_SEQUENCES, ti
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     build = time.perf_counter() - t0
-    with no_full_collections():  # the pauses of full collections grow with the search (.pauses)
-        res = search.run()
+    res = search.run()
     return res.replace(build_s=build, solve_s=time.perf_counter() - t0 - build)

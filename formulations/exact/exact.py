@@ -287,6 +287,7 @@ class _BranchAndBound:
                            extra=self._extra(), nodes=int(self.stats["nodes"]))
 
 
+@no_full_collections()  # their pauses grow with the search (.pauses)
 def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int = 0, incumbent: bool = True,
                 region: bool = True, positions: bool = True, cover: bool = True, time_limit: float = 60.0, seed: int = 0,
                 threads: int = 1) -> SolveResult:
@@ -318,12 +319,6 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
         ``optimal`` (among plans certified at the evaluator's tolerance), ``infeasible``
         (proven in the same sense), ``timeout``, ``memout`` (node limit) or ``error`` (refused).
     """
-    with no_full_collections():  # the pauses of full collections grow with the search (.pauses)
-        return _solve_exact(instance, max_nodes, max_work, incumbent, region, positions, cover, time_limit)
-
-
-def _solve_exact(instance, max_nodes: int, max_work: int, incumbent: bool, region: bool, positions: bool,
-                 cover: bool, time_limit: float) -> SolveResult:
     t0 = time.perf_counter()
     try:
         search = _BranchAndBound(instance, t0 + float(time_limit), int(max_nodes), int(max_work), bool(region),

@@ -25,7 +25,8 @@ NEVER = 2**31 - 1
 
 @contextlib.contextmanager
 def no_full_collections():
-    """Switch off the interpreter's automatic full collections inside the block (nesting is fine)."""
+    """Switch off the interpreter's automatic full collections inside the block, or the call of a
+    function it decorates (nesting is fine)."""
     t0, t1, t2 = gc.get_threshold()
     gc.set_threshold(t0, t1, NEVER)
     try:

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 
 from deplbench.formulations.allocation import Allocator
-from deplbench.formulations.saa.data import PastDeadline, SubsetData, cheapest_start
+from deplbench.formulations.saa.data import SubsetData, cheapest_start, check_deadline
 from deplbench.instances.plan import Plan
 from deplbench.numeric import thin_matmul
 
@@ -107,7 +106,8 @@ def long_bounds(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | None
     stay +inf / -inf); the programme then keeps only the states below some live vector
     (componentwise: no other state reaches one). Scenarios go through in chunks of
     :data:`DP_SCENARIOS`, so the arrays stay within what :func:`dp_fits` checks. Past
-    ``deadline`` (checked after every epoch of a chunk) it raises :class:`PastDeadline`: at
+    ``deadline`` (checked after every epoch of a chunk) it raises
+    :class:`~deplbench.formulations.saa.data.PastDeadline`: at
     20,000 scenarios the programme takes seconds, and a part of it bounds nothing.
     """
     S = data.imp.shape[0]
@@ -179,8 +179,7 @@ def _long_chunk(data: SubsetData, part: slice, Q: np.ndarray, want: np.ndarray,
                         nlo[to, m, b2] = np.minimum(nlo[to, m, b2], lo[src, a, b] + add)
                         nhi[to, m, b2] = np.maximum(nhi[to, m, b2], hi[src, a, b] + add)
         lo, hi = nlo, nhi
-        if time.perf_counter() > deadline:
-            raise PastDeadline
+        check_deadline(deadline)
         for i, k in enumerate(_key(new, K)):
             j = targets.get(int(k))
             if j is not None:
@@ -218,7 +217,7 @@ def block_columns(data: SubsetData, Q: np.ndarray, B: int, live: np.ndarray | No
     ``runs`` is a list of run-length encoded sequences (exact columns) or None (the relaxed
     column of a count vector: per-scenario least and greatest loss of its sequences of more
     than B blocks, :func:`long_bounds`). ``live`` (a mask over Q): only the columns of those
-    count vectors. ``deadline``: :func:`long_bounds` raises :class:`PastDeadline` past it.
+    count vectors. ``deadline``: :func:`long_bounds` raises ``PastDeadline`` past it.
     """
     S, M, K = data.imp.shape
     cum = np.concatenate([np.zeros((M, 1)), np.cumsum(data.gain, axis=1)], axis=1)  # (M, K+1)
@@ -276,4 +275,4 @@ def start_plan(data: SubsetData, Q: np.ndarray, lb: np.ndarray, feasible: dict[i
     return cheapest_start(data, alloc, ((lb[i], Q[i], feasible[int(i)]) for i in idx), deadline)
 
 
-__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "PastDeadline", "block_columns", "cumulative", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]
+__all__ = ["DP_SCENARIOS", "MAX_BLOCK_SEQUENCES", "block_columns", "cumulative", "block_limit", "dp_fits", "long_bounds", "start_plan", "walks"]

@@ -23,6 +23,16 @@ class PastDeadline(Exception):
     build): its partial result is dropped as a whole."""
 
 
+#: rows (scenario rows of a model build) between two looks at the clock
+ROWS_PER_CHECK = 256
+
+
+def check_deadline(deadline: float) -> None:
+    """Raise :class:`PastDeadline` once ``time.perf_counter()`` is past ``deadline``."""
+    if time.perf_counter() > deadline:
+        raise PastDeadline
+
+
 @dataclass(frozen=True)
 class ObjRow:
     """A valid row on the objective: ``cost(x) + sum_i coef[i] v[scen[i]] >= rhs``."""

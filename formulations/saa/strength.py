@@ -30,14 +30,13 @@ import numpy as np
 from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.saa.blocks import (
     DP_SCENARIOS,
-    PastDeadline,
     block_columns,
     block_limit,
     dp_fits,
     start_plan,
 )
 from deplbench.formulations.saa.dag import dag_start, sequence_columns
-from deplbench.formulations.saa.data import ObjRow, SubsetData
+from deplbench.formulations.saa.data import ObjRow, PastDeadline, SubsetData
 from deplbench.numeric import thin_matmul
 
 #: most count vectors enumerated (beyond it: no strengthening, the worst-case big-M stays)
