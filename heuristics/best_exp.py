@@ -10,12 +10,13 @@ real target, and the cheapest certified plan is returned.
 
 from __future__ import annotations
 
-from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS
+from deplbench.heuristics.depl import DEPL_IMPORTS, DEPL_PARAMS, DEPL_TEST_PARAMS
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
 
 
 @register_solver("best-exp", kind="heuristic", params=DEPL_PARAMS, test_params=DEPL_TEST_PARAMS,
+                 imports=DEPL_IMPORTS,
                  description="best-exp: DepL's stages on the expected loss, target lowered until certified")
 def solve_best_exp(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
                    threads: int = 1) -> SolveResult:

@@ -18,9 +18,12 @@ DEPL_PARAMS = (
     Param("eps", float, 0.05, "accuracy of the stage-3 knapsack FPTAS", low=0.0, high=1.0, low_open=True),
 )
 DEPL_TEST_PARAMS = {"eta": 25, "eps": 0.1}
+#: the pipeline and what it imports: loaded before the method's clock starts (``register_solver(imports=...)``)
+DEPL_IMPORTS = ("deplbench.heuristics.pipeline",)
 
 
 @register_solver("depl", kind="heuristic", params=DEPL_PARAMS, test_params=DEPL_TEST_PARAMS,
+                 imports=DEPL_IMPORTS,
                  description="DepL: dataset selection, expanded-graph model selection (CGF surrogate), MCKP FPTAS")
 def solve_depl(instance, *, eta: int = 200, eps: float = 0.05, time_limit: float = 60.0, seed: int = 0,
                threads: int = 1) -> SolveResult:

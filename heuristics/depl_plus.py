@@ -11,7 +11,7 @@ beyond the paper's algorithm, hence its own name; ``depl`` stays the paper's met
 from __future__ import annotations
 
 from deplbench.heuristics.datasets import DATASET_MODES
-from deplbench.heuristics.depl import DEPL_PARAMS, DEPL_TEST_PARAMS
+from deplbench.heuristics.depl import DEPL_IMPORTS, DEPL_PARAMS, DEPL_TEST_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import SolveResult
@@ -22,6 +22,7 @@ DEPL_PLUS_PARAMS = (*DEPL_PARAMS, Param(
 
 
 @register_solver("depl-plus", kind="heuristic", params=DEPL_PLUS_PARAMS, test_params=DEPL_TEST_PARAMS,
+                 imports=DEPL_IMPORTS,
                  description="DepL with a quantile-frontier surrogate for per_run noise (beyond the paper)")
 def solve_depl_plus(instance, *, eta: int = 200, eps: float = 0.05, datasets: str = "stage1",
                     time_limit: float = 60.0, seed: int = 0, threads: int = 1) -> SolveResult:

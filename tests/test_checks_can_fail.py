@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deplbench import checks, registry
@@ -71,3 +73,13 @@ def test_claims_hold_catches_a_bound_above_a_known_plan(monkeypatch):
     assert checks.solve_cached("test-overbound", FAMILY).status == Status.FEASIBLE
     with pytest.raises(AssertionError, match="above the cost"):
         checks.run_check(checks.Case("test-overbound", FAMILY, "claims_hold"))
+
+
+def test_imports_declared_fails_for_a_library_imported_inside_the_run(monkeypatch):
+    """The probe runs in a fresh interpreter: the method is found there by its module's file."""
+    module = str(Path(__file__).with_name("late_import_solvers.py"))
+    for name in ("test-late-import", "test-declared-import"):
+        monkeypatch.setitem(registry.SOLVER_MODULES, name, module)
+    with pytest.raises(AssertionError, match=r"imported inside the timed run .*'duckdb'"):
+        checks.check_imports_declared("test-late-import")
+    checks.check_imports_declared("test-declared-import")  # declared: imported before the clock

@@ -230,7 +230,7 @@ def _declared(kind: str, name: str, module: str, src: str, at: str):
 
     table = registry._SOLVERS if kind == "solver" else registry._FAMILIES
     if name not in table:
-        if not registry._importable(module):
+        if not registry.importable(module):
             return None
         try:
             registry.import_module(module)

@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
+from deplbench.formulations.saa.method import (
+    SAA_IMPORTS,
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    saa_method,
+)
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -194,5 +200,6 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      solve_s=t2 - t1, n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
+solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
+    imports=(*SAA_IMPORTS, "ortools.sat.python.cp_model"), description=(
     "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

@@ -9,7 +9,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
+from deplbench.formulations.saa.method import (
+    SAA_IMPORTS,
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    saa_method,
+)
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -75,5 +81,8 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                          f"HiGHS via Pyomo: {tc.name}"))
 
 
-solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
+solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
+                                    imports=(*SAA_IMPORTS, "deplbench.formulations.backends.pyomo_model",
+                                             "pyomo.contrib.solver.solvers.highs", "pyomo.core.expr.ndarray"),
+                                    description=(
     "SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)"))(saa_method(solve_subset))

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
+from deplbench.formulations.saa.method import (
+    SAA_IMPORTS,
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    saa_method,
+)
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -80,5 +86,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
+solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, imports=SAA_IMPORTS, description=(
     "SAA MILP as sparse matrices, solved by highspy directly"))(saa_method(solve_subset))

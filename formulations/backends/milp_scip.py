@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
+from deplbench.formulations.saa.method import (
+    SAA_IMPORTS,
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    saa_method,
+)
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -105,5 +111,6 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                          f"SCIP: result status {st}"))
 
 
-solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, description=(
+solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
+    imports=(*SAA_IMPORTS, "ortools.linear_solver.pywraplp", "ortools.linear_solver.linear_solver_pb2"), description=(
     "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))

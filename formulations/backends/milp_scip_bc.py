@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.formulations.saa.method import SAA_OUTPUTS, SAA_PARAMS, SAA_TEST_PARAMS, saa_method
+from deplbench.formulations.saa.method import (
+    SAA_IMPORTS,
+    SAA_OUTPUTS,
+    SAA_PARAMS,
+    SAA_TEST_PARAMS,
+    saa_method,
+)
 from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
@@ -97,6 +103,7 @@ solve_scip_bc = register_solver("milp-scip-bc", kind="saa", params=SAA_PARAMS,
                                 # the Python model build and callbacks are slower: more time, no start
                                 test_params={**SAA_TEST_PARAMS, "time_limit": 120.0, "start": False},
                                 outputs={**SAA_OUTPUTS, "cuts_added": "rows added by the constraint handler",
-                                         "lazy_rows": "scenario rows added lazily"}, description=(
+                                         "lazy_rows": "scenario rows added lazily"},
+                                imports=(*SAA_IMPORTS, "deplbench.formulations.backends.scip_lazy"), description=(
     "SAA by SCIP (PySCIPOpt) branch-and-cut: scenario rows and mixing cuts added lazily"))(
     saa_method(solve_subset))

@@ -31,7 +31,7 @@ import numpy as np
 
 from deplbench.errors import InputError
 from deplbench.formulations.backends.solfile import dual_bound, read_solution
-from deplbench.formulations.saa.method import SAA_PARAMS
+from deplbench.formulations.saa.method import SAA_IMPORTS, SAA_PARAMS
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import Status
@@ -265,6 +265,7 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
 
 @register_solver("mps", kind="saa", params=MPS_PARAMS,
                  test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
+                 imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox"),  # the CBC and HiGHS binaries' paths
                  description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
 def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,
               time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",

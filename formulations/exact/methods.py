@@ -55,11 +55,14 @@ OUTPUTS = {
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
                "evaluator's tolerance; timeout gives the certified gap)")
+#: imported before the clock starts (the exact allocations' MILPs; ``exact`` adds its incumbent's DepL)
+RUN_IMPORTS = ("highspy", "deplbench.instances.scenarios")
 TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare two runs on a loaded machine
 
 
 register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
-                description=DESCRIPTION, entry="deplbench.formulations.exact.exact:solve_exact")
+                description=DESCRIPTION, entry="deplbench.formulations.exact.exact:solve_exact",
+                imports=RUN_IMPORTS + ("deplbench.heuristics.pipeline", "deplbench.heuristics.depl_plus"))
 
 register_solver("bruteforce", kind="exact",
                 params=(Param("max_sequences", int, DEFAULT_MAX_SEQUENCES, "refuse above this many model sequences",
@@ -67,7 +70,7 @@ register_solver("bruteforce", kind="exact",
                 description="exact optimum by enumeration of model sequences and exact allocation "
                             "(optimal among plans certified at the evaluator's tolerance; the reference "
                             "method of the paper instances, see `exact` for the branch-and-bound)",
-                entry="deplbench.formulations.exact.bruteforce:solve_bruteforce")
+                entry="deplbench.formulations.exact.bruteforce:solve_bruteforce", imports=RUN_IMPORTS)
 
 
 def proof_result(plan, cost: float | None, undecided: float, extra: dict, nodes: int | None = None) -> SolveResult:

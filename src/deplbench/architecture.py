@@ -92,7 +92,7 @@ def part_of(module: str) -> str | None:
         return "facade"
     if module in CORE:
         return "core"
-    if module in ("deplbench.registry", "deplbench.checks", "deplbench.certify"):
+    if module in ("deplbench.registry", "deplbench.checks", "deplbench.certify", "deplbench.loading"):
         return "registry"
     best = None
     for part in PARTS:

@@ -246,3 +246,41 @@ def _outside(p) -> Any:
     if p.high is not None:
         return p.high + 1
     return None
+
+
+#: the families whose test instances the import check solves (a fresh interpreter per method)
+IMPORT_FAMILIES = ("random", "paper-alexnet")
+_IMPORT_PROBE = """
+import json, sys
+from deplbench import checks, registry
+method, module = sys.argv[1:3]
+registry.SOLVER_MODULES.setdefault(method, module)
+insts = [checks.test_instance(f) for f in sys.argv[3:]]
+spec = registry.get_solver(method)
+registry.prepare(spec.func, spec.imports)
+before = set(sys.modules)
+for inst in insts:
+    registry.solve(method, inst, checks.test_params(method), check=False)
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+@register_check("imports_declared", per_family=False)
+def check_imports_declared(method) -> None:
+    """A run imports nothing outside the standard library that the method did not declare.
+
+    ``solve`` imports the declared ``imports`` before the method's clock starts; a library the
+    run imports on its own would be timed as the method's work (DepL's pipeline: about 0.1 s,
+    several times its run on a paper instance). Checked in a fresh interpreter.
+    """
+    import subprocess
+    import sys
+
+    from deplbench.registry import SOLVER_MODULES
+
+    out = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, method, SOLVER_MODULES[method], *IMPORT_FAMILIES],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, f"the probe failed: {out.stderr.strip().splitlines()[-1:]}"
+    new = json.loads(out.stdout.strip().splitlines()[-1])
+    late = sorted({m for m in new if m.split(".")[0] not in sys.stdlib_module_names})
+    assert not late, f"imported inside the timed run (declare them in register_solver(imports=...)): {late}"
