@@ -127,3 +127,19 @@ def test_solve_gives_the_method_the_commands_clock(clock, tmp_path):
     got = json.loads((tmp_path / "c.json").read_text())
     assert got["time_limit"] < 4.0
     assert before + 4.0 * (1 - END_SHARE) <= got["start"] + got["time_limit"] < before + 4.5
+
+
+def _imports_nothing(instance, *, time_limit, seed, threads):
+    raise AssertionError("not reached: its declared import fails first")
+
+
+def test_a_missing_declared_import_is_an_error_result_not_a_crash(clock):
+    """``solve`` imports the declared modules before the clock; one that is missing is the run's
+    error (as it was when the method imported it itself), never an exception of ``solve``."""
+    from deplbench.instances.families.random import random_instance
+
+    clock.register_solver("_missing", kind="heuristic", entry="deplbench_no_such_module:solve",
+                          imports=("deplbench_no_such_library",), description="declares what is not installed")
+    res = clock.solve("_missing", random_instance(0, models=2, epochs=4), {"time_limit": 5})
+    assert res.status.value == "error" and "deplbench_no_such_module" in res.message
+    assert res.plan is None

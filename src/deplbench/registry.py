@@ -269,7 +269,8 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     """
     spec = get_solver(name)
     p = spec.parse_params(params)
-    prepare(spec.func, spec.imports)  # one-off imports are not the method's time
+    if (stopped := _prepare(spec)) is not None:
+        return finish(name, instance, p, stopped, 0.0, check=check)
     t0 = time.perf_counter()
     cut = p if deadline is None else {**p, "time_limit": max(min(p["time_limit"], deadline - t0), 1e-3)}  # > 0
     return finish(name, instance, p, _call(spec, instance, cut), time.perf_counter() - t0, check=check)
@@ -297,6 +298,23 @@ def finish(name: str, instance, p: dict, res: SolveResult, runtime: float, *, ch
             if res.evaluation.feasible and res.has_solution and spec.kind != "saa":
                 offer(res.plan, res.evaluation.cost, res.bound, source=name)  # a caller's incumbent
     return res
+
+
+def _prepare(spec: SolverSpec) -> SolveResult | None:
+    """Import what the method declares, before its clock starts (one-off imports are not its time).
+
+    A failed import is left to the run, which meets it again and becomes an ``error`` result; a
+    Ctrl-C here is ``interrupted`` (or raised to an enclosing :func:`solve`), as inside the run.
+    """
+    try:
+        prepare(spec.func, spec.imports)
+    except KeyboardInterrupt:
+        if _DEPTH[0] > 0:
+            raise
+        return SolveResult(Status.INTERRUPTED, message="interrupted")
+    except Exception:  # noqa: BLE001, S110 - reported by the run itself, with the method's traceback
+        pass
+    return None
 
 
 _DEPTH = [0]  # nesting of :func:`solve` calls (``exact`` calls ``depl-plus``): the outermost owns a Ctrl-C
