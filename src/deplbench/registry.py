@@ -7,7 +7,8 @@ method is used. The implementing module decorates its entry point with
 
 Every method takes an :class:`~deplbench.instances.Instance` and keyword parameters
 and returns a :class:`~deplbench.results.SolveResult`. :func:`solve` is the one way
-to call a method: it coerces parameters, times the call, turns exceptions into
+to call a method: it coerces parameters, imports what the method declares it needs (before the
+clock: ``runtime_s`` holds no one-off import), times the call, turns exceptions into
 ``error`` results and re-checks every returned plan with the evaluator, so a plan's
 feasibility is never taken on the solver's word: an ``optimal`` or ``feasible`` claim whose plan
 the evaluator (for ``saa`` methods, the sample) rejects becomes ``error``. Optimality itself is the
@@ -264,7 +265,8 @@ def solve(name: str, instance, params: Mapping[str, Any] | None = None, *, check
     Returns
     -------
     SolveResult
-        With ``runtime_s``, ``solver``, ``params`` and (``check``) ``evaluation`` set;
+        With ``runtime_s`` (the call, after the declared ``imports``), ``solver``, ``params`` and
+        (``check``) ``evaluation`` set;
         the plan carries the same informational fields.
     """
     spec = get_solver(name)
