@@ -143,8 +143,6 @@ def _first_doc_line(func) -> str:
     return " ".join((func.__doc__ or "").strip().splitlines()[0:1])
 
 
-
-
 def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
                     description: str = "", test_params: Mapping[str, Any] | None = None,
                     outputs: Mapping[str, str] | None = None, entry: str | None = None,
@@ -222,8 +220,6 @@ def get_solver(name: str) -> SolverSpec:
 def get_family(name: str) -> FamilySpec:
     """The registered instance family ``name``."""
     return _load(name, FAMILY_MODULES, _FAMILIES, "family")
-
-
 
 
 def solver_names(kind: str | None = None) -> list[str]:
