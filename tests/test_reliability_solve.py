@@ -129,10 +129,6 @@ def test_solve_gives_the_method_the_commands_clock(clock, tmp_path):
     assert before + 4.0 * (1 - END_SHARE) <= got["start"] + got["time_limit"] < before + 4.5
 
 
-def _imports_nothing(instance, *, time_limit, seed, threads):
-    raise AssertionError("not reached: its declared import fails first")
-
-
 def test_a_missing_declared_import_is_an_error_result_not_a_crash(clock):
     """``solve`` imports the declared modules before the clock; one that is missing is the run's
     error (as it was when the method imported it itself), never an exception of ``solve``."""

@@ -201,5 +201,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 
 solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
-    imports=(*SAA_IMPORTS, "ortools.sat.python.cp_model"), description=(
+                              imports=(*SAA_IMPORTS, "ortools.sat.python.cp_model"), description=(
     "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

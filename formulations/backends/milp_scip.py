@@ -112,5 +112,6 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 
 solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
-    imports=(*SAA_IMPORTS, "ortools.linear_solver.pywraplp", "ortools.linear_solver.linear_solver_pb2"), description=(
+                             imports=(*SAA_IMPORTS, "ortools.linear_solver.pywraplp",
+                                      "ortools.linear_solver.linear_solver_pb2"), description=(
     "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))
