@@ -22,3 +22,19 @@ def test_pyscipopt_with_highspy_and_ortools_in_one_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_numba_kernels_with_every_solver_library_in_one_process():
+    """DepL's compiled stage-2 loops (numba, LLVM) beside HiGHS, OR-Tools and SCIP, each one used."""
+    code = ("import highspy, pyscipopt, numpy as np; from ortools.sat.python import cp_model; "
+            "from ortools.linear_solver import pywraplp; import pyomo.environ; "
+            "from deplbench.heuristics.models import kernels; h = highspy.Highs(); "
+            "assert pywraplp.Solver.CreateSolver('SCIP') is not None; "
+            "m = pyscipopt.Model(); m.hideOutput(); x = m.addVar(vtype='I', ub=3); m.setObjective(-x); "
+            "m.optimize(); assert m.getObjVal() == -3; "
+            "P = np.arange(6, dtype=np.float32).reshape(3, 2); full = np.empty((4, 2), dtype=np.float32); "
+            "kernels.apply_options(P, np.array([1, 2]), np.array([5, 1], dtype=np.float32), 2, 10, 2, full); "
+            "assert full.tolist() == [[5, 6], [1, 2], [3, 4], [5, 6]], full.tolist(); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -11,9 +11,10 @@ entries are computed by the very same float32 additions and minima), and the per
 minima that backtracking needs are kept, so a path is found by one search in one layer
 instead of a scan of every layer. Third round: the column minima of each box are kept (the
 stop rule and ``within`` read them), and backtracked paths are memoised per state
-(docs/depl.md, "Speed (issue 16)"). Issue 28: each option's sums go through one scratch
-array, the largest predecessor is copied into a start region (not min-ed with inf), row
-scans are skipped when nothing was dropped, and the rows <= eta are reduced apart
+(docs/depl.md, "Speed (issue 16)"). Issue 28: the largest predecessor is copied into a start
+region (not min-ed with inf), the rows <= eta are reduced apart, and the array loops of a layer
+(predecessors moved into a start region, options applied, pruning, column minima) are compiled
+loops of :mod:`deplbench.heuristics.models.kernels` doing the same float32 operations
 (docs/depl.md, "Speed against the exact methods"); ``tests/test_stage2_dense.py`` checks every
 entry against the textbook dense recurrence.
 """
@@ -27,7 +28,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.heuristics.models.layers import Box, Layer, crop, shift_box, shift_into, union_box
+from deplbench.heuristics.models.kernels import apply_options, finish, shift_into
+from deplbench.heuristics.models.layers import Box, Layer, shift_box, union_box
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
@@ -82,10 +84,11 @@ class ExpandedGraph:
         Dl = D.tolist()
         self._deltas = [[{a: Dl[col][a][m] for a in self.preds[m]} for m in range(M)] for col in range(len(Dl))]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
-        # (times, costs) of each model's options, for _fill
-        self._edge_arrays = [([dt for dt, _, _ in e], [c for _, c, _ in e]) for e in self.edges]
+        # (times, costs) of each model's options, for _fill (arrays for its kernel, a list for bisect)
+        self._edge_times = [[dt for dt, _, _ in e] for e in self.edges]
+        self._edge_arrays = [(np.array(t, dtype=np.int64), np.array([c for _, c, _ in e], dtype=np.float32))
+                             for t, e in zip(self._edge_times, self.edges, strict=True)]
         self.layers: list[Layer] = []
-        self._buf = np.empty(0, dtype=np.float32)  # _fill's scratch (see _scratch)
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
         self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
@@ -149,7 +152,8 @@ class ExpandedGraph:
         P.fill(np.inf)  # np.full's wrapper costs about a third of the fill here
         moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
         for n, (a, d, _) in enumerate(moved):
-            shift_into(P, pbox, prev.subs[a], prev.boxes[a], d, L, first=n == 0, scratch=self._scratch)
+            i0, _, j0, j1 = prev.boxes[a]
+            shift_into(P, pbox[0], pbox[2], prev.subs[a], i0, j0, j1, d, L, n == 0)
         return pbox, P
 
     def _layer(self, k: int, prev: Layer | None) -> Layer:
@@ -174,51 +178,33 @@ class ExpandedGraph:
     def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
         """Box, least costs and column minima of one model's states from its start region P (options applied).
 
-        Each option's sums ``P + c`` (the very float32 sums) go through one scratch array into
-        the layer: the first option writes its rows outright (min(inf, x) = x), the others take
-        minima. States above ``_top`` are dropped (see ``_prune_top``) only where ``_top`` is
-        finite. The box's rows are the first and last finite entries (when nothing was dropped
-        and both end rows hold one, the whole range, without a scan), its columns those of finite
-        column minima. Returns (box, least costs, column minima, column minima of the rows <= eta
-        or None when every row or none is), or four None when nothing is finite.
+        Each option's sums ``P + c`` (the very float32 sums) are kept where they are least
+        (:func:`~deplbench.heuristics.models.kernels.apply_options`); states above ``_top`` are
+        dropped (see ``_prune_top``; a min with an infinite ``_top`` drops nothing), and the box's
+        rows are the first and last with a finite entry, its columns those of finite column
+        minima (:func:`~deplbench.heuristics.models.kernels.finish`). Returns (box, least costs,
+        column minima, column minima of the rows <= eta or None when every row or none is), or
+        four None when nothing is finite.
         """
         Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
         full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
         self.cells += full.size
         dts, cs = self._edge_arrays[m]
-        used = bisect.bisect_right(dts, Tb - i0)  # the options that start a row within Tb
-        last = Tb - i0  # row r of P starts an option of time dt within Tb when r + dt <= last
-        n = min(i1 - i0, last - dts[0]) + 1  # the first option starts at row 0 (lo_i = i0 + its dt)
-        np.add(P[:n], cs[0], out=full[:n])
-        full[n:] = np.inf
-        if used > 1:
-            tmp = self._scratch(P.shape)
-            for dt, c in zip(dts[1:used], cs[1:used], strict=True):
-                n = min(i1 - i0, last - dt) + 1
-                r = dt - dts[0]  # its first row in full
-                t, dst = tmp[:n], full[r:r + n]
-                np.add(P[:n], c, out=t)
-                np.minimum(dst, t, out=dst)
-        s = max(self._top_from - lo_i, 0)  # rows of finite _top (a prefix minimum: finite from _top_from on)
-        if s < full.shape[0]:
-            blk = full[s:]
-            blk[blk > self._top[lo_i + s:hi_i + 1, None]] = np.inf  # dominated (see _prune_top)
-        elif _least(full[0]) != np.inf and _least(full[-1]) != np.inf:
-            # nothing dropped and both end rows finite: the box spans every row
-            return crop(full, lo_i, lo_i + full.shape[0] - 1, j0, self.eta)
-        rows = (full != np.inf).any(axis=1)
-        r0 = int(rows.argmax())  # the first and last rows with a finite entry
-        if not rows[r0]:
+        used = bisect.bisect_right(self._edge_times[m], Tb - i0)  # the options that start a row within Tb
+        if not P.flags.c_contiguous:  # a view of the previous layer's box (its columns cut)
+            P = np.ascontiguousarray(P)
+        apply_options(P, dts, cs, used, Tb - i0, i1 - i0, full)
+        colmin = np.empty(full.shape[1], dtype=np.float32)
+        emin = np.empty(full.shape[1], dtype=np.float32)
+        r0, r1, c0, c1 = finish(full, self._top[lo_i:hi_i + 1], self.eta - lo_i + 1, colmin, emin)
+        if r0 < 0:
             return None, None, None, None
-        r1 = len(rows) - 1 - int(rows[::-1].argmax())
-        return crop(full[r0:r1 + 1], lo_i + r0, lo_i + r1, j0, self.eta)
-
-    def _scratch(self, shape: tuple[int, int]) -> np.ndarray:
-        """A float32 work array of ``shape``, a view of one buffer the graph keeps (grown as needed)."""
-        size = shape[0] * shape[1]
-        if self._buf.size < size:
-            self._buf = np.empty(2 * size, dtype=np.float32)
-        return self._buf[:size].reshape(shape)
+        straddles = lo_i + r0 <= self.eta < lo_i + r1  # rows on both sides of the conservative limit
+        sub = full[r0:r1 + 1, c0:c1 + 1]
+        if c0 > 0 or c1 < full.shape[1] - 1:  # a box is C-ordered: the kernels read its rows contiguously
+            sub = np.ascontiguousarray(sub)
+        return ((lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), sub, colmin[c0:c1 + 1],
+                emin[c0:c1 + 1] if straddles else None)
 
     def _prune_top(self, layer: Layer) -> None:
         """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.

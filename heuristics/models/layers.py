@@ -1,9 +1,9 @@
 """Boxes and layers of DepL stage 2's dynamic program (:mod:`deplbench.heuristics.models.graph`).
 
 A layer keeps, per model, only the bounding box of its finite entries (the least costs of
-the states (time bucket i, loss bucket j) inside it) and the column minima of that box.
-The array steps on boxes live here too: moving a layer's box up by a loss delta into a
-start region (:func:`shift_into`) and cutting a filled region to its box (:func:`crop`).
+the states (time bucket i, loss bucket j) inside it, C-ordered) and the column minima of that
+box. The array loops on boxes (a box moved up by a loss delta into a start region, a filled
+region cut to its box) are compiled, in :mod:`deplbench.heuristics.models.kernels`.
 Imports numpy only.
 """
 
@@ -24,84 +24,6 @@ def shift_box(box: Box, d: int, L: int) -> Box | None:
     if j1 + d < 0:
         return None
     return i0, i1, max(j0 + d, 0), j1 + d
-
-
-def _merge(dst: np.ndarray, src: np.ndarray, copy: bool) -> None:
-    """dst = min(dst, src) in place; a plain copy when ``copy`` (dst is known to be all inf)."""
-    if copy:
-        dst[...] = src
-    else:
-        np.minimum(dst, src, out=dst)
-
-
-def _merge_block(P: np.ndarray, r0: int, a: int, S: np.ndarray, first: bool, scratch) -> None:
-    """P[r0:r0 + h, a:a + w] = S (``first``: P is still inf there) or min(itself, S).
-
-    numpy's minimum over a strided 2-D block runs about four times slower than over a
-    contiguous range, and a strided copy is cheap. So for a minimum S is copied into rows of
-    P's width whose other columns are inf, and the minimum runs over the flat range of P from
-    (r0, a) to (r0 + h - 1, a + w - 1): every other entry of P in that range meets an inf, and
-    min(x, inf) = x, so P changes exactly where the block lies, by the same minima.
-    """
-    h, w = S.shape
-    W = P.shape[1]
-    if first or h == 1 or w == W or scratch is None or not P.flags.c_contiguous:
-        _merge(P[r0:r0 + h, a:a + w], S, first)
-        return
-    Q = scratch((h, W))
-    Q[:, :w] = S
-    Q[:, w:] = np.inf
-    n = (h - 1) * W + w
-    start = r0 * W + a
-    flat = P.reshape(-1)[start:start + n]
-    np.minimum(flat, Q.reshape(-1)[:n], out=flat)
-
-
-def shift_into(P: np.ndarray, pbox: Box, S: np.ndarray, sbox: Box, d: int, L: int, first: bool = False,
-               scratch=None) -> None:
-    """P (the sub-array of box ``pbox``) = min(P, S (the sub-array of box ``sbox``) moved up by d buckets).
-
-    Loss buckets saturate at ``L`` and drop out below 0. ``first``: P is still all inf, so the
-    minimum is a copy (min(inf, x) = x; a strided copy is about four times cheaper than a
-    strided minimum). ``scratch`` (shape -> a float32 work array): the other blocks' minima
-    go through it (:func:`_merge_block`).
-    """
-    i0, i1, j0, j1 = sbox
-    r0, r1 = i0 - pbox[0], i1 - pbox[0] + 1
-    if d >= 0:
-        top = L - d  # source columns >= top saturate at L
-        if j0 < top:
-            w = min(j1, top - 1) - j0 + 1
-            a = j0 + d - pbox[2]
-            _merge_block(P, r0, a, S[:, :w], first, scratch)
-        if j1 >= top:
-            col = L - pbox[2]
-            _merge(P[r0:r1, col], S[:, max(top, j0) - j0:].min(axis=1), first)
-    else:
-        lo = max(j0, -d)  # source columns below -d drop out
-        a = lo + d - pbox[2]
-        _merge_block(P, r0, a, S[:, lo - j0:], first, scratch)
-
-
-def crop(full: np.ndarray, i0: int, i1: int, j0: int, eta: int):
-    """(box, sub-array, column minima, column minima of the rows <= eta) of a region whose rows
-    are the time buckets ``i0..i1`` and whose first column is loss bucket ``j0``, cut to the
-    columns with a finite minimum.
-
-    The rows <= eta (the conservative time limit ``within`` serves first) and the rest are
-    reduced apart when the box straddles eta, so ``within`` reads their minima (exact: a
-    minimum of minima) instead of reducing the rows again; otherwise the last is None.
-    """
-    n = eta - i0 + 1  # rows <= eta
-    if 0 < n <= i1 - i0:
-        emin = np.minimum.reduce(full[:n], axis=0)
-        colmin = np.minimum(emin, np.minimum.reduce(full[n:], axis=0))
-    else:
-        colmin, emin = np.minimum.reduce(full, axis=0), None
-    cols = colmin != np.inf
-    c0, c1 = int(cols.argmax()), len(cols) - 1 - int(cols[::-1].argmax())
-    return ((i0, i1, j0 + c0, j0 + c1), full[:, c0:c1 + 1], colmin[c0:c1 + 1],
-            None if emin is None else emin[c0:c1 + 1])
 
 
 def union_box(a: Box | None, b: Box | None) -> Box | None:
