@@ -18,7 +18,8 @@ from deplbench import architecture as arch
 from deplbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("scipy", "pandas", "pyomo", "ortools", "pyscipopt", "highspy", "duckdb", "dask", "matplotlib", "pydantic")
+HEAVY = ("scipy", "pandas", "pyomo", "ortools", "pyscipopt", "highspy", "duckdb", "dask", "matplotlib", "pydantic",
+         "numba", "llvmlite")
 
 
 @pytest.fixture(scope="module")
