@@ -32,7 +32,7 @@ from deplbench.results import SolveResult
 
 #: Packages whose versions go into ``solver_versions`` on every row.
 VERSIONED = ("numpy", "scipy", "highspy", "ortools", "pyomo", "duckdb", "pandas", "pydantic", "dask",
-             "distributed")
+             "distributed", "numba")
 #: Stream tag of the out-of-sample draws: never the same stream as the SAA scenarios (seeded by ``seed``).
 OOS_STREAM = 0x0D5
 #: Stream tag of the re-evaluation's Monte Carlo.
