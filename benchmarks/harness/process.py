@@ -91,6 +91,30 @@ def _context(preload: Iterable[str] = ()) -> mp.context.BaseContext:
     return ctx
 
 
+def grid_preload(runs: Iterable[RunSpec]) -> list[str]:
+    """What the fork server imports for a grid: its methods' and families' registering modules and
+    the imports that *every* method of the grid declares (``register_solver(imports=...)``).
+
+    The runs would import the shared ones anyway, before their clock (:func:`deplbench.registry.solve`),
+    so preloading them spares each run that time (about 0.4 s for DepL's compiled loops) and puts no
+    module in a run that it would not have loaded: a module only some methods declare stays out, or
+    it would count in the other methods' ``peak_mem_mb``. A method whose module cannot be loaded
+    here shares nothing.
+    """
+    from deplbench import registry
+
+    runs = list(runs)
+    shared: set[str] | None = None
+    for name in sorted({r.solver for r in runs}):
+        try:
+            declared = set(registry.get_solver(name).imports)
+        except Exception:  # noqa: BLE001 - the run itself records why its method cannot load
+            declared = set()
+        shared = declared if shared is None else shared & declared
+    own = {r.solver_module for r in runs} | {r.family_module for r in runs}
+    return sorted(own) + sorted((shared or set()) - own)
+
+
 def warm_up(preload: Iterable[str] = ()) -> None:
     """Start the fork server now and wait until it has imported the preloaded modules (about a second)."""
     ctx = _context(preload)

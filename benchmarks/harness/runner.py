@@ -25,6 +25,7 @@ from deplbench.benchmarks.harness.process import (  # noqa: F401
     HARNESS_STATUSES,
     execute,
     generate_watched,
+    grid_preload,
     kill_live,
     warm_up,
 )
@@ -123,7 +124,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
         summary = Summary(len(runs), len(runs) - len(todo), Counter())
         if not todo:
             return summary
-        preload = sorted({r.solver_module for r in todo} | {r.family_module for r in todo})
+        preload = grid_preload(todo)
         warm_up(preload)
         instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]

@@ -15,11 +15,14 @@ process (local or on a Dask worker) can import.
 * ``harness-fill``: writes zeros to the file ``path`` until its disk is full, once (full-disk tests);
 * ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
 * ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
+* ``harness-preloaded``: the reference plan, with ``extra["preloaded"]`` 1 when the module it declares
+  (``testing_pid``) was imported by the fork server, 0 when by the run (the grid's preload);
 * family ``harness-slow``: sleeps ``seconds`` before returning a ``random`` instance (generation limits).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -49,6 +52,16 @@ def _ok(instance) -> SolveResult:
 @register_solver("harness-ok", kind="heuristic", description="returns the reference plan")
 def solve_ok(instance, *, time_limit, seed, threads) -> SolveResult:
     return _ok(instance)
+
+
+@register_solver("harness-preloaded", kind="heuristic", imports=("deplbench.benchmarks.harness.testing_pid",),
+                 description="the reference plan; extra 'preloaded': whether the fork server imported its declared module")
+def solve_preloaded(instance, *, time_limit, seed, threads) -> SolveResult:
+    from deplbench.benchmarks.harness import testing_pid
+
+    res = _ok(instance)
+    return SolveResult(res.status, res.plan, objective=res.objective,
+                       extra={"preloaded": int(testing_pid.IMPORTED_IN != os.getpid())})
 
 
 @register_solver("harness-saa", kind="saa", defaults={"scenarios": 200},
