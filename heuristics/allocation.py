@@ -24,6 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from deplbench.heuristics.knapsack_rows import knapsack_row
 from deplbench.instances.semantics import Options, nonempty_subsets, options, transfer_cost
 
 EXACT_STATES = 20_000  # exact cost-grid DP when the costs sit on a grid this coarse (else the FPTAS)
@@ -101,8 +102,6 @@ def _knapsack_dp(cost: np.ndarray, time: np.ndarray, units: np.ndarray, C: int,
     dp = np.full(C + 1, np.inf)
     dp[0] = 0.0
     arg = np.zeros((n, C + 1), dtype=np.int16)
-    cols = np.arange(C + 1)
-    flat = cols * cost.shape[1]  # row starts of the (cost, option) candidates, flattened
     ids: tuple[int, ...] = ()
     start = 0
     if memo is not None:  # the longest prefix of items already done for a C at least this large
@@ -114,23 +113,12 @@ def _knapsack_dp(cost: np.ndarray, time: np.ndarray, units: np.ndarray, C: int,
             arg[start] = row[:C + 1]
             start += 1
         dp = dp[:C + 1]
-    gather: dict[bytes, tuple] = {}  # items of one model share their index arrays
+    time = np.ascontiguousarray(time, dtype=np.float64)
     for i in range(start, n):
-        # every option's candidate at once, laid out (cost, option) so each cost's options are
-        # contiguous; the first option reaching the least time wins (as a scan of the options
-        # with a strict improvement would choose); a blocked option adds inf (dp + inf = inf,
-        # the value the former masked assignment wrote)
-        usable = np.isfinite(cost[i]) & (units[i] <= C)
-        key = usable.tobytes() + units[i].tobytes() + time[i].tobytes()
-        if key not in gather:
-            idx = cols[:, None] - np.where(usable, units[i], 0)[None, :]
-            blocked = (idx < 0) | ~usable[None, :]
-            gather[key] = (np.maximum(idx, 0), np.where(blocked, np.inf, np.broadcast_to(time[i], idx.shape)))
-        idx, add = gather[key]
-        cand = dp[idx] + add
-        best_o = np.argmin(cand, axis=1)
-        dp = cand.ravel()[flat + best_o]  # cand[cols, best_o]
-        arg[i] = best_o  # 0 where dp is inf: argmin of a row of inf (no nan: inf + inf = inf)
+        row, best_o = np.empty(C + 1), np.empty(C + 1, dtype=np.int16)
+        knapsack_row(dp, cost[i], units[i], time[i], row, best_o)
+        dp = row
+        arg[i] = best_o
         if memo is not None:
             memo[ids[:i + 1]] = (C, dp, best_o)
     return dp, arg
