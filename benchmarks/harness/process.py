@@ -65,6 +65,14 @@ def _run_body(spec: RunSpec, instance_json: dict) -> dict[str, Any]:
     return payload
 
 
+def _run_setup(spec: RunSpec, instance_json: dict) -> None:
+    """Before the run's memory limit: its method and the imports the method declares."""
+    from deplbench import registry
+
+    registry.SOLVER_MODULES.setdefault(spec.solver, spec.solver_module)
+    registry.load_declared(spec.solver)
+
+
 def _generate_body(family: str, module: str, params: dict, seed: int) -> dict:
     """Generate one instance; its JSON form."""
     from deplbench import registry
@@ -155,7 +163,7 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
         row["status"] = _STATUS_OF.get(outcome, Status.ERROR)
         return row
     w = watch.call(_context(preload), _run_body, (spec, instance_json), wall_limit_s=spec.wall_limit_s,
-                   memory_limit_mb=spec.memory_limit_mb or None)
+                   memory_limit_mb=spec.memory_limit_mb or None, setup=_run_setup)
     status, error = w.outcome, w.error
     if w.outcome == Outcome.OK:
         payload = w.value

@@ -315,6 +315,19 @@ def _prepare(spec: SolverSpec) -> SolveResult | None:
     return None
 
 
+def load_declared(name: str) -> None:
+    """Import method ``name``, its implementation and the modules it declares, as :func:`solve` does
+    before its clock; a watched child calls it before its memory limit (:func:`deplbench.watch.call`).
+
+    A failure is left to the run, which meets it again and reports it; a Ctrl-C is raised.
+    """
+    try:
+        spec = get_solver(name)
+        prepare(spec.func, spec.imports)
+    except Exception:  # noqa: BLE001, S110 - reported by the run itself
+        pass
+
+
 _DEPTH = [0]  # nesting of :func:`solve` calls (``exact`` calls ``depl-plus``): the outermost owns a Ctrl-C
 
 

@@ -116,6 +116,7 @@ def cmd_solve(args) -> int:
         exit_status,
         from_checkpoint,
         solve_child,
+        solve_setup,
         stop_on_signals,
     )
     from deplbench.files import check_output_path
@@ -139,7 +140,7 @@ def cmd_solve(args) -> int:
         end = t0 + limit * (1 - END_SHARE)  # the method's deadline; the command's kill is SOLVE_GRACE_S past t0 + limit
         w = call(mp.get_context("fork"), solve_child, (args.solver, inst, params, str(ckpt), end),
                  wall_limit_s=limit + SOLVE_GRACE_S, memory_limit_mb=args.memory_limit,
-                 t0=t0, stop=stop)
+                 t0=t0, stop=stop, setup=solve_setup)
         if isinstance(w.value, InputError):
             raise w.value
         res = from_checkpoint(_watched_result(w, spec, parsed), ckpt, inst, args.solver, parsed)

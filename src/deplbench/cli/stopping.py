@@ -80,6 +80,13 @@ def solve_child(name: str, inst, params: dict, checkpoint: str | None, deadline:
         return exc
 
 
+def solve_setup(name: str, *_) -> None:
+    """In the watched child, before its memory limit: what method ``name`` declares it imports."""
+    from deplbench.registry import load_declared
+
+    load_declared(name)
+
+
 @contextlib.contextmanager
 def stop_on_signals(stop):
     """SIGINT and SIGTERM request ``stop`` (first) or end at once (second), inside the block."""

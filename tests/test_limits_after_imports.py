@@ -1,0 +1,70 @@
+"""A watched child imports what its method declares *before* its memory limit (``watch.call(setup=)``).
+
+The limit caps the address space at the child's virtual size plus the room left below the limit.
+numba's LLVM reserves about 170 MB of address space for 53 MB resident, so DepL loading its
+compiled loops under a 300 MB limit met the cap, and OpenBLAS then hung the run until its wall
+limit (a 300 MB `deplbench solve --solver depl` ran 61.6 s and returned no plan).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import multiprocessing as mp
+
+from harness_configs import config, solver
+
+from deplbench import watch
+from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.runner import run_grid
+from deplbench.benchmarks.harness.store import Store
+from deplbench.cli import main
+from deplbench.results import Outcome
+
+_RESERVED: list = []
+
+
+def _reserve(*_) -> None:
+    """Map 1 GiB of address space without touching it (no resident memory), as LLVM does."""
+    _RESERVED.append(mmap.mmap(-1, 2**30))
+
+
+def _reserved_after() -> str:
+    try:
+        _reserve()
+    except OSError:
+        return "refused"
+    return "mapped"
+
+
+def _reserved_before() -> int:
+    return len(_RESERVED)
+
+
+def test_setup_runs_before_the_address_space_cap():
+    ctx = mp.get_context("fork")
+    late = watch.call(ctx, _reserved_after, wall_limit_s=30, memory_limit_mb=300)
+    assert (late.outcome, late.value) == (Outcome.OK, "refused")  # the cap is real
+    early = watch.call(ctx, _reserved_before, wall_limit_s=30, memory_limit_mb=300, setup=_reserve)
+    assert (early.outcome, early.value) == (Outcome.OK, 1)
+
+
+def test_depl_solves_under_a_300_mb_limit(tmp_path, capsys):
+    inst = tmp_path / "p.json"
+    assert main(["generate", "paper-alexnet", "--set", "noise_mode=per_run", "--set", "target=7",
+                 "--out", str(inst)]) == 0
+    out = tmp_path / "plan.json"
+    assert main(["solve", str(inst), "--solver", "depl", "--memory-limit", "300", "--time-limit", "30",
+                 "--out", str(out)]) == 0
+    plan = json.loads(out.read_text())
+    assert plan["status"] == "feasible" and plan["segments"], capsys.readouterr().out
+
+
+def test_a_depl_run_of_a_mixed_grid_under_a_300_mb_limit(tmp_path):
+    """Mixed with another method, the fork server does not hold numba: the run loads it itself."""
+    path = config(tmp_path, [solver("harness-ok"), '[[experiments.solvers]]\nname = "depl"\n'], seeds=(0,),
+                  harness="grace = 5.0\nmemory_limit_mb = 300")
+    run_grid(load_config(path).runs, tmp_path / "out", workers=1, progress=False)
+    with Store(tmp_path / "out") as st:
+        row = st.runs().set_index("solver").loc["depl"]
+    assert (row["harness_status"], row["status"]) == ("ok", "feasible"), row["error"]
