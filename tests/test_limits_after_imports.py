@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import mmap
 import multiprocessing as mp
+import subprocess
+import sys
 
 from harness_configs import config, solver
 
@@ -42,22 +44,28 @@ def _reserved_before() -> int:
 
 
 def test_setup_runs_before_the_address_space_cap():
-    ctx = mp.get_context("fork")
-    late = watch.call(ctx, _reserved_after, wall_limit_s=30, memory_limit_mb=300)
+    import psutil
+
+    ctx = mp.get_context("fork")  # the child starts with this process's memory: 300 MB of room above it
+    limit = psutil.Process().memory_info().rss / 2**20 + 300
+    late = watch.call(ctx, _reserved_after, wall_limit_s=30, memory_limit_mb=limit)
     assert (late.outcome, late.value) == (Outcome.OK, "refused")  # the cap is real
-    early = watch.call(ctx, _reserved_before, wall_limit_s=30, memory_limit_mb=300, setup=_reserve)
+    early = watch.call(ctx, _reserved_before, wall_limit_s=30, memory_limit_mb=limit, setup=_reserve)
     assert (early.outcome, early.value) == (Outcome.OK, 1)
 
 
-def test_depl_solves_under_a_300_mb_limit(tmp_path, capsys):
+def test_depl_solves_under_a_300_mb_limit(tmp_path):
+    """In its own process: ``deplbench solve`` forks itself, so a long test session's memory would count."""
     inst = tmp_path / "p.json"
     assert main(["generate", "paper-alexnet", "--set", "noise_mode=per_run", "--set", "target=7",
                  "--out", str(inst)]) == 0
     out = tmp_path / "plan.json"
-    assert main(["solve", str(inst), "--solver", "depl", "--memory-limit", "300", "--time-limit", "30",
-                 "--out", str(out)]) == 0
+    done = subprocess.run([sys.executable, "-m", "deplbench.cli", "solve", str(inst), "--solver", "depl",
+                           "--memory-limit", "300", "--time-limit", "30", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     plan = json.loads(out.read_text())
-    assert plan["status"] == "feasible" and plan["segments"], capsys.readouterr().out
+    assert plan["status"] == "feasible" and plan["segments"], done.stdout
 
 
 def test_a_depl_run_of_a_mixed_grid_under_a_300_mb_limit(tmp_path):
