@@ -17,8 +17,6 @@ import sys
 from harness_configs import config, solver
 
 from deplbench import watch
-from deplbench.benchmarks.harness.config import load_config
-from deplbench.benchmarks.harness.runner import run_grid
 from deplbench.benchmarks.harness.store import Store
 from deplbench.cli import main
 from deplbench.results import Outcome
@@ -69,10 +67,13 @@ def test_depl_solves_under_a_300_mb_limit(tmp_path):
 
 
 def test_a_depl_run_of_a_mixed_grid_under_a_300_mb_limit(tmp_path):
-    """Mixed with another method, the fork server does not hold numba: the run loads it itself."""
+    """Mixed with another method, the fork server does not hold numba: the run loads it itself (about
+    245 MB at its peak). By the CLI, in its own process: this session's fork server may hold more."""
     path = config(tmp_path, [solver("harness-ok"), '[[experiments.solvers]]\nname = "depl"\n'], seeds=(0,),
                   harness="grace = 5.0\nmemory_limit_mb = 300")
-    run_grid(load_config(path).runs, tmp_path / "out", workers=1, progress=False)
+    done = subprocess.run([sys.executable, "-m", "deplbench.cli", "run", str(path), "--out", str(tmp_path / "out"),
+                           "--quiet", "--no-report", "--workers", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
     with Store(tmp_path / "out") as st:
         row = st.runs().set_index("solver").loc["depl"]
     assert (row["harness_status"], row["status"]) == ("ok", "feasible"), row["error"]
