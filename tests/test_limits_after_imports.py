@@ -52,6 +52,16 @@ def test_setup_runs_before_the_address_space_cap():
     assert (early.outcome, early.value) == (Outcome.OK, 1)
 
 
+def _stopped(*_) -> None:
+    raise KeyboardInterrupt  # what a SIGINT during the imports raises in the child
+
+
+def test_a_stop_during_setup_is_interrupted_without_a_run():
+    w = watch.call(mp.get_context("fork"), _reserved_before, wall_limit_s=30, setup=_stopped)
+    assert (w.outcome, w.value) == (Outcome.INTERRUPTED, None)
+    assert "before the run started" in w.error
+
+
 def test_depl_solves_under_a_300_mb_limit(tmp_path):
     """In its own process: ``deplbench solve`` forks itself, so a long test session's memory would count."""
     inst = tmp_path / "p.json"
