@@ -5,7 +5,7 @@ takes the least of ``dp[c - units[o]] + time[o]`` over the usable options o (fin
 ``units[o] <= c``), the first option on ties, as ``np.argmin`` over the candidate table did; a
 cost no option reaches is inf with option 0 (the argmin of a row of inf). The same float64
 additions, without the (cost, option) table numpy needed. Compiled when imported, like
-:mod:`deplbench.heuristics.models.kernels`. Imports numpy and numba only.
+:mod:`deplbench.heuristics.models.kernels`. Imports numpy, numba and the compile options of the stage-2 loops.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+from deplbench.heuristics.models.kernels import JIT
 
 
-@numba.njit("void(float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], int16[::1])", **_JIT)
+@numba.njit("void(float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], int16[::1])", **JIT)
 def knapsack_row(dp, cost, units, time, out, arg):  # pragma: no cover - compiled
     """out[c] = least dp[c - units[o]] + time[o] over the usable options, arg[c] = the first such o."""
     for c in range(out.shape[0]):

@@ -16,10 +16,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+#: numba options of DepL's compiled loops (stage 3's knapsack row too): cached, no bounds checks
+JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 
 
-@numba.njit("void(float32[:, ::1], int64[::1], float32[::1], int64, int64, int64, float32[:, ::1])", **_JIT)
+@numba.njit("void(float32[:, ::1], int64[::1], float32[::1], int64, int64, int64, float32[:, ::1])", **JIT)
 def apply_options(P, dts, cs, used, last, span, full):  # pragma: no cover - compiled
     """full = the least of P + cs[o] moved down by dts[o] - dts[0] rows, over options o < used.
 
@@ -45,7 +46,7 @@ def apply_options(P, dts, cs, used, last, span, full):  # pragma: no cover - com
                     dst[j] = min(dst[j], src[j] + c)
 
 
-@numba.njit("boolean(float32[::1])", **_JIT)
+@numba.njit("boolean(float32[::1])", **JIT)
 def _finite(row):  # pragma: no cover - compiled
     """Whether ``row`` holds an entry below inf (stops at the first)."""
     for v in row:
@@ -54,7 +55,7 @@ def _finite(row):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit("UniTuple(int64, 4)(float32[:, ::1], float32[::1], int64, float32[::1], float32[::1])", **_JIT)
+@numba.njit("UniTuple(int64, 4)(float32[:, ::1], float32[::1], int64, float32[::1], float32[::1])", **JIT)
 def finish(full, top, n_eta, colmin, emin):  # pragma: no cover - compiled
     """Drop the entries of row r above ``top[r]``; fill the column minima; return the first and last
     rows with a finite entry and the first and last columns with a finite minimum ((-1, -1, -1, -1)
@@ -96,7 +97,7 @@ def finish(full, top, n_eta, colmin, emin):  # pragma: no cover - compiled
 
 
 @numba.njit("void(float32[:, ::1], int64, int64, float32[:, ::1], int64, int64, int64, int64, int64, boolean)",
-            fastmath={"nnan", "nsz"}, **_JIT)  # no NaN arises (costs are finite or inf): minima stay exact
+            fastmath={"nnan", "nsz"}, **JIT)  # no NaN arises (costs are finite or inf): minima stay exact
 def shift_into(P, pi0, pj0, S, i0, j0, j1, d, L, first):  # pragma: no cover - compiled
     """P = min(P, S moved up by ``d`` loss buckets), S the box (rows from ``i0``, columns ``j0..j1``).
 

@@ -298,34 +298,38 @@ def finish(name: str, instance, p: dict, res: SolveResult, runtime: float, *, ch
     return res
 
 
+def _import_declared(spec: SolverSpec) -> None:
+    """Import what the method declares (and resolve an ``entry``); a failure is left to the run, which
+    meets it again and reports it with the method's traceback; a Ctrl-C is raised."""
+    try:
+        prepare(spec.func, spec.imports)
+    except Exception:  # noqa: BLE001, S110 - reported by the run itself
+        pass
+
+
 def _prepare(spec: SolverSpec) -> SolveResult | None:
     """Import what the method declares, before its clock starts (one-off imports are not its time).
 
-    A failed import is left to the run, which meets it again and becomes an ``error`` result; a
-    Ctrl-C here is ``interrupted`` (or raised to an enclosing :func:`solve`), as inside the run.
+    A failed import becomes the run's ``error`` result; a Ctrl-C here is ``interrupted`` (or raised
+    to an enclosing :func:`solve`), as inside the run.
     """
     try:
-        prepare(spec.func, spec.imports)
+        _import_declared(spec)
     except KeyboardInterrupt:
         if _DEPTH[0] > 0:
             raise
         return SolveResult(Status.INTERRUPTED, message="interrupted")
-    except Exception:  # noqa: BLE001, S110 - reported by the run itself, with the method's traceback
-        pass
     return None
 
 
 def load_declared(name: str) -> None:
-    """Import method ``name``, its implementation and the modules it declares, as :func:`solve` does
-    before its clock; a watched child calls it before its memory limit (:func:`deplbench.watch.call`).
-
-    A failure is left to the run, which meets it again and reports it; a Ctrl-C is raised.
-    """
+    """Import method ``name`` and what it declares, as :func:`solve` does before its clock; a watched
+    child calls it before its memory limit (:func:`deplbench.watch.call`). A Ctrl-C is raised."""
     try:
         spec = get_solver(name)
-        prepare(spec.func, spec.imports)
-    except Exception:  # noqa: BLE001, S110 - reported by the run itself
-        pass
+    except Exception:  # noqa: BLE001 - an unknown or broken method is reported by the run itself
+        return
+    _import_declared(spec)
 
 
 _DEPTH = [0]  # nesting of :func:`solve` calls (``exact`` calls ``depl-plus``): the outermost owns a Ctrl-C
