@@ -24,13 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from deplbench.formulations.exact.laws import LabelStore, min_law
+from deplbench.formulations.exact.placed import PlacedSums
 from deplbench.formulations.exact.walks import Blocks
 from deplbench.instances.evaluator.evaluate import cantelli_lower
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
 from deplbench.instances.laws.noise import model_noise
-from deplbench.numeric import dot
 
 __all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
 
@@ -106,7 +106,7 @@ class Bounder:
         self.pmin = min_law(self.pen) if self.pen and self.low == 0 else None
         # per target model: stochastically smallest penalty of a switch into it (Lemma 10)
         self._into: dict[tuple[int, int], Dist | None] = {}
-        self._entry: dict[tuple, np.ndarray] = {}
+        self._entry: dict[tuple, object] = {}  # remembered per-instance vectors and levels
         self.sw_index = {(ids.index(s.from_), ids.index(s.to)): i for i, s in enumerate(instance.switches)}
         self.walks = Blocks(self.M, set(self.sw_index))  # Lemma 8b: where a prefix's remaining epochs can go
         # the coupling argument needs X >= 0 almost surely (not the normal law)
@@ -115,6 +115,7 @@ class Bounder:
         pr = [m.progress for m in instance.models]
         same = all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
         self.shape = np.array([q.A for q in pr], dtype=float) if same and self.valid and positions else None
+        self._placed_sum = PlacedSums(self.shape, self.cum, self.walks) if self.shape is not None else None
 
     # ---- relaxed losses ----------------------------------------------------------------------
     def root(self, counts) -> Prefix:
@@ -289,7 +290,9 @@ class Bounder:
         pvar = sum(d.var for d in pens) * (1 + 1e-6)
         mean = self.l0 + self.low * sum(p.r) + sum(d.mean for d in pens)
         if self.per_run:  # sd(l) <= g sum_m sd_m C_m + sd(penalties)
-            beta = self.nmean * (1 + 1e-12) + kappa * sd
+            beta = self._entry.get(("beta",))
+            if beta is None:
+                beta = self._entry[("beta",)] = self.nmean * (1 + 1e-12) + kappa * sd
             return mean - g * self._placed_sum(p, beta) - kappa * math.sqrt(pvar)
         # per_epoch: the placed terms exactly, the remaining ones at their earliest positions
         var = sum(self.nvar[m] * self.a[m, j] ** 2 for j, m in enumerate(p.epoch_models))
@@ -318,39 +321,35 @@ class Bounder:
         ``k+1, ...`` sorted by ``x_m A_m`` (rearrangement, a common shape ``a_m = A_m h``).
         """
         pens = self._penalty_laws(p)
-        used = [m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0]
-        tail = (1 - self.omega) * (1 + 1e-9)
+        used = tuple(m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0)
         fixed = self.l0 + self.low * sum(p.r) + sum(d.value for d in pens if d.is_constant)
         rand = [d for d in pens if not d.is_constant]
-        best = -math.inf
-        for dom in used:
-            others = len(used) - 1 + len(rand)
-            for rho in SKEW if others else (1.0,):
-                lead = tail / rho
-                if lead >= 1.0:
-                    continue
-                lv = rho ** (1.0 / others) if others else 1.0
-                x = np.array([self.quantile_at(self.noise[m], lead if m == dom else lv, True) if m in used else 0.0
-                              for m in range(self.M)])
-                v = fixed + sum(self.quantile_at(d, lv, False) for d in rand) - g * self._placed_sum(p, x)
-                best = max(best, v)
+        best, ys = -math.inf, {}
+        for x, lv in self._product_points(used, len(rand)):
+            y = ys.get(lv)
+            if y is None:  # the same for every dominant model
+                y = ys[lv] = sum(self.quantile_at(d, lv, False) for d in rand)
+            best = max(best, fixed + y - g * self._placed_sum(p, x))
         return best
 
-    def _placed_sum(self, p: Prefix, x: np.ndarray, with_prefix: bool = True) -> float:
-        """max over completions of ``sum_m x_m C_m`` (per_run coefficient sums), by rearrangement
-        within the switch components of the remaining models, in their order (Lemma 8b); without
-        the prefix's own part when ``with_prefix`` is false."""
-        total = dot(x, p.s) if with_prefix else 0.0
-        pos = p.k
-        order = np.argsort(-(x * self.shape), kind="stable")
-        where = self.walks.where(p.r) if p.last >= 0 else None
-        if where is not None:
-            order = sorted((m for m in order if p.r[m]), key=where.__getitem__)  # stable: rank within each
-        for m in order:
-            if p.r[m] > 0:
-                total += x[m] * (self.cum[m, pos + p.r[m]] - self.cum[m, pos])
-                pos += p.r[m]
-        return total
+    def _product_points(self, used: tuple[int, ...], n_rand: int) -> list[tuple[np.ndarray, float]]:
+        """The factors' levels ``x`` of :meth:`_placed_bound`, with the penalties' level, per dominant
+        model and skew (remembered: they depend on the models used and the number of penalties)."""
+        key = ("points", used, n_rand)
+        out = self._entry.get(key)
+        if out is None:
+            out = self._entry[key] = []
+            tail = (1 - self.omega) * (1 + 1e-9)
+            for dom in used:
+                others = len(used) - 1 + n_rand
+                for rho in SKEW if others else (1.0,):
+                    lead = tail / rho
+                    if lead >= 1.0:
+                        continue
+                    lv = rho ** (1.0 / others) if others else 1.0
+                    out.append((np.array([self.quantile_at(self.noise[m], lead if m == dom else lv, True)
+                                          if m in used else 0.0 for m in range(self.M)]), lv))
+        return out
 
     def _product_bound(self, terms: LossTerms) -> float:
         """A lower bound on the omega-quantile from independence alone (needs X >= 0).
