@@ -34,6 +34,7 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
+from deplbench.formulations.exact.fractional import fractional
 from deplbench.formulations.exact.search import check_limits
 from deplbench.formulations.exact.walks import walkable
 from deplbench.numeric import matvec
@@ -333,26 +334,6 @@ class RegionBound:
             frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
             return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
         stats["support_cells"] = stats.get("support_cells", 0) + len(d) * len(self.lam)  # the (E, L) arrays below
-        who = np.repeat(free, [len(x) for x in incs])
-        unit = self.phi[who]  # (E, L): cost of one more epoch of that model
-        if unit.min() > 0:
-            ratio = d[:, None] / unit
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(unit > 0, d[:, None] / unit, np.where(d[:, None] > 0, np.inf, 0.0))
-        order = np.argsort(-ratio, axis=0, kind="stable")
-        cols = np.arange(len(self.lam))
-        ds = d[order]  # (E, L)
-        us = unit[order, cols]
-        cd = np.cumsum(ds, axis=0)
-        cu = np.cumsum(us, axis=0)
-        hit = cd >= rest
-        first = np.argmax(hit, axis=0)
-        last = np.where(hit[first, cols], first, len(d) - 1)  # first that reaches R, else the last
-        before, has = np.maximum(last - 1, 0), last > 0
-        prev_d = np.where(has, cd[before, cols], 0.0)
-        prev_u = np.where(has, cu[before, cols], 0.0)
-        dl = ds[last, cols]
-        frac = np.where(dl > 0, np.clip((rest - prev_d) / np.where(dl > 0, dl, 1.0), 0.0, 1.0), 1.0)
-        extra = prev_u + frac * us[last, cols]
+        who = np.repeat(np.asarray(free, dtype=np.int64), [len(x) for x in incs])
+        extra = fractional(d.astype(float, copy=False), who, np.ascontiguousarray(self.phi), float(rest))
         return out + extra * (1 - 1e-9) - 1e-9  # a conservative margin against round-off, as for LB(n)
