@@ -6,7 +6,8 @@ and a prefix, the per_run coefficient sums ``C_m`` of its completions with the r
 placed by rearrangement: the models in decreasing ``x_m A_m`` within each switch component, the
 components in the order every walk passes them. The search asks this millions of times with a
 few dozen distinct weight vectors and remaining-count patterns, so :class:`PlacedSums` remembers
-each weight vector's rank and each pattern's placement order, and sums in plain floats; the
+each weight vector's rank and each pattern's placement order (per weight vector and set of
+remaining models), and sums in plain floats; the
 terms and their order are those of the direct computation, so the sums are the same bits.
 
 May import: numpy, :mod:`deplbench.numeric`. Imported by: :mod:`.bounds`.
@@ -19,9 +20,6 @@ import numpy as np
 from deplbench.numeric import dot
 
 __all__ = ["PlacedSums"]
-
-MAX_REMEMBERED = 200_000  # remaining-count patterns remembered at most (then forgotten at once)
-
 
 class PlacedSums:
     """The placed sums of one instance.
@@ -41,7 +39,6 @@ class PlacedSums:
         self.M = len(shape)
         self.cum = cum.tolist()  # rows of plain floats: the same values, cheaper to index
         self._ranks: dict[bytes, tuple[list[float], tuple[int, ...]]] = {}
-        self._masks: dict[tuple[int, ...], int] = {}
         self._orders: dict[tuple[bytes, int, bool], tuple[int, ...]] = {}
 
     def __call__(self, p, x: np.ndarray, with_prefix: bool = True) -> float:
@@ -62,11 +59,7 @@ class PlacedSums:
     def _order(self, key: bytes, rank: tuple[int, ...], r: tuple[int, ...], placed: bool) -> tuple[int, ...]:
         """The remaining models in placement order: by component (only after the first epoch, as
         :meth:`Blocks.where` is asked), each component in ``rank`` order (``rank`` is stable)."""
-        need = self._masks.get(r)
-        if need is None:
-            if len(self._masks) > MAX_REMEMBERED:
-                self._masks.clear()
-            need = self._masks[r] = self.walks.mask(r)
+        need = self.walks.mask(r)
         okey = (key, need, placed)
         out = self._orders.get(okey)
         if out is None:

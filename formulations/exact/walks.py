@@ -74,6 +74,9 @@ def covering_walk(nxt: list[list[int]], last: int, need: int) -> bool:
     return False
 
 
+MAX_MASKS = 200_000  # remaining-count tuples whose mask is remembered (then forgotten at once)
+
+
 class Blocks:
     """Lemma 8b for the completions of a prefix: the components of the remaining models' switch
     graph in the order every completion passes them, remembered per set of remaining models.
@@ -91,6 +94,7 @@ class Blocks:
         self._blocks: dict[int, tuple[tuple[int, ...], ...] | None] = {}
         self._first: dict[int, int] = {}
         self._where: dict[int, dict[int, int] | None] = {}
+        self._masks: dict[tuple[int, ...], int] = {}  # remaining counts -> mask (a search asks each many times)
 
     def of(self, need: int) -> tuple[tuple[int, ...], ...] | None:
         """:func:`chain_blocks` of the models of the mask ``need`` (remembered)."""
@@ -110,8 +114,16 @@ class Blocks:
         return out
 
     def mask(self, r) -> int:
-        """The mask of the models with a positive count in ``r`` (remaining epochs, or a count vector)."""
-        return sum(1 << m for m in range(self.M) if r[m])
+        """The mask of the models with a positive count in ``r`` (remaining epochs, or a count vector;
+        remembered for tuples)."""
+        if type(r) is not tuple:
+            return sum(1 << m for m in range(self.M) if r[m])
+        out = self._masks.get(r)
+        if out is None:
+            if len(self._masks) >= MAX_MASKS:
+                self._masks.clear()
+            out = self._masks[r] = sum(1 << m for m in range(self.M) if r[m])
+        return out
 
     def where(self, r: tuple[int, ...]) -> dict[int, int] | None:
         """Per remaining model, the index of its component (remembered); None as :meth:`offsets`."""
