@@ -187,10 +187,10 @@ class Bounder:
         if p.last < 0:
             return [self.pmin] * self.mandatory(p)
         mask = (1 << p.last) | self.walks.mask(p.r)
-        out = self._entry.get(("mandatory", p.last, mask))
-        if out is None:  # a list the callers only read or copy
-            out = self._entry[("mandatory", p.last, mask)] = [self.entry_law(m, mask) for m in range(self.M) if mask >> m & 1 and m != p.last]
-        return out
+        key = ("mandatory", p.last, mask)
+        if key not in self._entry:  # a list the callers only read or copy
+            self._entry[key] = [self.entry_law(m, mask) for m in range(self.M) if mask >> m & 1 and m != p.last]
+        return self._entry[key]
 
     def entry_law(self, m: int, within: int) -> Dist:
         """The least law (CDF ``max F``) of the switches into ``m`` from the models of ``within``

@@ -10,8 +10,9 @@ the same ratios, a stable sort of their negatives (numpy's ``argsort(kind="stabl
 the same running sums in the same order, so the keys are the same bits
 (``tests/test_region_fractional.py`` compares it with the numpy statement).
 
-Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; the
-module is among ``exact``'s declared imports. Imports numpy and numba only.
+Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; it is
+imported with ``exact``'s entry module, before the method's clock starts. Imports numpy and
+numba only.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def fractional(d, who, phi, rest):  # pragma: no cover - compiled
     Parameters
     ----------
     d : float64[E]
-        The increments (at least two models' worth, so ``E >= 1``).
+        The increments (``E >= 1``).
     who : int64[E]
         The model of each increment (a row of ``phi``).
     phi : float64[M, L]

@@ -5,10 +5,10 @@ conditions; ``docs/exact-proofs.md``, Lemmas 9, 11 and 12) each need, for a weig
 and a prefix, the per_run coefficient sums ``C_m`` of its completions with the remaining epochs
 placed by rearrangement: the models in decreasing ``x_m A_m`` within each switch component, the
 components in the order every walk passes them. The search asks this millions of times with a
-few dozen distinct weight vectors and remaining-count patterns, so :class:`PlacedSums` remembers
-each weight vector's rank and each pattern's placement order (per weight vector and set of
-remaining models), and sums in plain floats; the
-terms and their order are those of the direct computation, so the sums are the same bits.
+few dozen distinct weight vectors and sets of remaining models, so :class:`PlacedSums` remembers
+each weight vector's rank and the placement order per weight vector and set of remaining models,
+and sums in plain floats; the terms and their order are those of the direct computation, so the
+sums are the same bits (``tests/test_exact_placed.py``).
 
 May import: numpy, :mod:`deplbench.numeric`. Imported by: :mod:`.bounds`.
 """
@@ -20,6 +20,7 @@ import numpy as np
 from deplbench.numeric import dot
 
 __all__ = ["PlacedSums"]
+
 
 class PlacedSums:
     """The placed sums of one instance.
@@ -36,7 +37,6 @@ class PlacedSums:
 
     def __init__(self, shape: np.ndarray, cum: np.ndarray, walks):
         self.shape, self.walks = shape, walks
-        self.M = len(shape)
         self.cum = cum.tolist()  # rows of plain floats: the same values, cheaper to index
         self._ranks: dict[bytes, tuple[list[float], tuple[int, ...]]] = {}
         self._orders: dict[tuple[bytes, int, bool], tuple[int, ...]] = {}
@@ -48,7 +48,8 @@ class PlacedSums:
         key = x.tobytes()
         ranked = self._ranks.get(key)
         if ranked is None:
-            ranked = self._ranks[key] = (x.tolist(), tuple(int(m) for m in np.argsort(-(x * self.shape), kind="stable")))
+            rank = tuple(int(m) for m in np.argsort(-(x * self.shape), kind="stable"))
+            ranked = self._ranks[key] = (x.tolist(), rank)
         xs, cum, r, pos = ranked[0], self.cum, p.r, p.k
         for m in self._order(key, ranked[1], r, p.last >= 0):
             row = cum[m]
