@@ -9,7 +9,7 @@ from deplbench.formulations.exact.fractional import fractional
 
 
 def _numpy(d: np.ndarray, who: np.ndarray, phi: np.ndarray, rest: float) -> np.ndarray:
-    """The numpy code of ``RegionBound._support`` before the compiled loop (7c5e0d8)."""
+    """The numpy code of ``RegionBound._support`` before the compiled loop (772f762)."""
     unit = phi[who]
     if unit.min() > 0:
         ratio = d[:, None] / unit
