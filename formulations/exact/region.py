@@ -93,22 +93,27 @@ class RegionBound:
         self.limit = alloc.limit
         lam, phi = alloc._lambdas, alloc._phi
         few = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), SCREEN_LAMBDAS)).astype(int))
-        self.lam, self.phi = lam[few], phi[:, few]  # a few multipliers to rank the conditions
+        self._use(lam[few], phi[:, few])  # a few multipliers to rank the conditions
         self.conds = {}
         for s in range(1, self.M + 1):  # seconds with many models: the limits are checked per size
             check_limits(bounder.stats, deadline, max_work)
             self.conds[s] = self._strongest(conditions(bounder, g, K, s), s)
         some = np.unique(np.linspace(0, len(lam) - 1, min(len(lam), ROOT_LAMBDAS)).astype(int))
         lam, phi = lam[some], phi[:, some]
-        self.lam, self.phi = lam, phi
+        self._use(lam, phi)
         vals = self._keys((0,) * self.M)
         order = np.argsort(-vals)
         pick = np.unique(np.concatenate([order[: MAX_LAMBDAS // 2],
                                          np.linspace(0, len(lam) - 1, MAX_LAMBDAS // 2).astype(int)]))
-        self.lam, self.phi = lam[pick], phi[:, pick]
+        self._use(lam[pick], phi[:, pick])
         self.root_key = float(vals.max())
         self.lam_all, self.phi_all = alloc._lambdas, alloc._phi
         self.lam_root, self.phi_root = self.lam, self.phi
+
+    def _use(self, lam: np.ndarray, phi: np.ndarray) -> None:
+        """Key with the multipliers ``lam``, whose costs are the columns ``phi`` (kept C-ordered: the
+        compiled knapsack reads its rows, and a column selection is not)."""
+        self.lam, self.phi = lam, np.ascontiguousarray(phi)
 
     def _strongest(self, conds: list[Condition], s: int) -> dict[int, list[Condition]]:
         """Per dominant model (``-1``: none), the ``KEEP`` conditions with the largest score.
@@ -151,7 +156,7 @@ class RegionBound:
             i = int(np.argmax(matvec(np.asarray(n, dtype=float), self.phi_all) - self.lam_all * self.limit))
             last = len(self.lam_all) - 1
             idx = np.unique(np.rint(i + (last - i) * np.linspace(0.0, 1.0, MAX_LAMBDAS) ** 2).astype(int))
-            self.lam, self.phi = self.lam_all[idx], self.phi_all[:, idx]
+            self._use(self.lam_all[idx], self.phi_all[:, idx])
         else:
             self.lam, self.phi = self.lam_root, self.phi_root
         vals = self._keys(n)
@@ -335,5 +340,5 @@ class RegionBound:
             return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
         stats["support_cells"] = stats.get("support_cells", 0) + len(d) * len(self.lam)  # the (E, L) arrays below
         who = np.repeat(np.asarray(free, dtype=np.int64), [len(x) for x in incs])
-        extra = fractional(d.astype(float, copy=False), who, np.ascontiguousarray(self.phi), float(rest))
+        extra = fractional(d.astype(float, copy=False), who, self.phi, float(rest))
         return out + extra * (1 - 1e-9) - 1e-9  # a conservative margin against round-off, as for LB(n)

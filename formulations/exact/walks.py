@@ -116,13 +116,13 @@ class Blocks:
     def mask(self, r) -> int:
         """The mask of the models with a positive count in ``r`` (remaining epochs, or a count vector;
         remembered for tuples)."""
-        if type(r) is not tuple:
-            return sum(1 << m for m in range(self.M) if r[m])
-        out = self._masks.get(r)
+        out = self._masks.get(r) if type(r) is tuple else None
         if out is None:
-            if len(self._masks) >= MAX_MASKS:
-                self._masks.clear()
-            out = self._masks[r] = sum(1 << m for m in range(self.M) if r[m])
+            out = sum(1 << m for m in range(self.M) if r[m])
+            if type(r) is tuple:
+                if len(self._masks) >= MAX_MASKS:
+                    self._masks.clear()
+                self._masks[r] = out
         return out
 
     def where(self, r: tuple[int, ...]) -> dict[int, int] | None:
