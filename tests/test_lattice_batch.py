@@ -3,20 +3,41 @@
 ``lattice_batch.batch_pmfs`` lays the terms of one law, step and sign end to end; the masses,
 start, beta, round-off and slack of every term must equal ``lattice.term_pmf``'s to the bit
 (positive and negative coefficients, terms narrower than a lattice step, several laws and steps
-in one batch, constants).
+in one batch, constants). Every test runs twice: with the numpy construction and with the compiled
+one of ``lattice_jit`` (used once that module is imported).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
 
 import numpy as np
 import pytest
 
 from deplbench.instances.evaluator import lattice
-from deplbench.instances.evaluator.lattice_batch import batch_pmfs, cached_pmf, cached_pmfs, clear
+from deplbench.instances.evaluator.lattice_batch import (
+    JIT_MODULE,
+    batch_pmfs,
+    cached_pmf,
+    cached_pmfs,
+    clear,
+)
 from deplbench.instances.laws.distributions import _penalty_dist
 from deplbench.instances.laws.noise import noise_dist
+
+
+@pytest.fixture(autouse=True, params=["numpy", "compiled"])
+def construction(request, monkeypatch):
+    """The batch's two constructions: numpy's, and ``lattice_jit``'s once it is imported."""
+    if request.param == "compiled":
+        monkeypatch.setitem(sys.modules, JIT_MODULE, importlib.import_module(JIT_MODULE))
+    else:
+        monkeypatch.delitem(sys.modules, JIT_MODULE, raising=False)
+    clear()
+    yield request.param
+    clear()
 
 
 def _same(a: tuple, b: tuple) -> bool:
@@ -164,3 +185,45 @@ def test_first_at_least_is_searchsorted():
         z = np.arange(i0, i1 + 1) * d
         for x in (float(rng.uniform(z[0] - 3 * d, z[-1] + 3 * d)), float(z[rng.integers(len(z))])):
             assert lattice._first_at_least(x, d, i0, i1) == int(np.searchsorted(z, x)) + i0
+
+
+def test_the_compiled_construction_is_used_once_imported(construction, monkeypatch):
+    """The switch is real: the compiled path runs its own code (a broken kernel shows)."""
+    jit = importlib.import_module(JIT_MODULE)
+    if construction == "numpy":
+        monkeypatch.delitem(sys.modules, JIT_MODULE)
+    law = noise_dist("gamma", 1.0, 0.3)
+    calls = []
+    real = jit.group_pieces
+    jit.group_pieces = lambda *a: calls.append(1) or real(*a)
+    try:
+        batch_pmfs([(law, 1.7, 0.01, lattice.GRID_FRACTION), (law, -0.6, 0.01, lattice.GRID_FRACTION)])
+    finally:
+        jit.group_pieces = real
+    assert bool(calls) == (construction == "compiled")
+
+
+def test_the_compiled_tail_sum_is_numpys_pairwise_sum():
+    """``ndarray.sum`` adds by numpy's pairwise algorithm; the compiled trim's sum of a dropped
+    tail must give its bits for every length (below 8, one block, several halvings) and offset."""
+    jit = importlib.import_module(JIT_MODULE)
+    rng = np.random.default_rng(11)
+    for n in [*range(0, 300), 1000, 4099, 9000]:
+        x = rng.random(n + 4) * 10.0 ** rng.integers(-19, 0, n + 4)
+        off = int(rng.integers(0, 4))
+        assert jit._pairwise(x, off, n) == float(x[off:off + n].sum()), n
+
+
+def test_tails_past_the_prefix_give_the_per_term_lattices(monkeypatch):
+    """Lattices of about 200,000 points, whose tails below ``LUMP`` are longer than the 256-entry
+    prefix, go back to ``lump_trim`` (in both paths) and give the per-term lattices."""
+    law = noise_dist("lognormal", 1.0, 0.3)
+    keys = [(law, c, 1e-4, lattice.GRID_FRACTION) for c in (1.0, -1.0, 0.5)]
+    lattice.clear_tables()
+    real, back = lattice.lump_trim, []
+    monkeypatch.setattr(lattice, "lump_trim", lambda *a: back.append(1) or real(*a))
+    got = batch_pmfs(keys)
+    assert len(back) == 2  # the two long ones
+    monkeypatch.setattr(lattice, "lump_trim", real)
+    lattice.clear_tables()
+    assert all(_same(a, lattice.term_pmf(*k)) for a, k in zip(got, keys, strict=True))

@@ -22,12 +22,14 @@ May import: ``instances.evaluator.lattice``. Imported by: ``instances.evaluator.
 from __future__ import annotations
 
 import math
+import sys
 from collections import OrderedDict, defaultdict
 
 import numpy as np
 
 from deplbench.instances.evaluator import lattice as L
 
+JIT_MODULE = "deplbench.instances.evaluator.lattice_jit"  # used once imported (exact imports it)
 MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
 _PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
 
@@ -95,10 +97,26 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
         scales.append(scale)
         # lattice.term_pmf: v = arange(j0, j1 + 1) * scale, pad from |v[0]|, |v[-1]| (the same products)
         pads.append(L._REL * max(abs(float(j0) * scale), abs(float(j1) * scale)) + 1e-12)
+    jit = sys.modules.get(JIT_MODULE)
+    if jit is not None:
+        trimmed, below, above = jit.group_pieces(dist, d, positive, lo_i, hi_i, j0s, lens, scales, pads)
+    else:
+        trimmed, below, above = _group_numpy(dist, d, positive, lo_i, hi_i, j0s, lens, scales, pads)
+    res = []
+    for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, trimmed, strict=True)):
+        pmf.setflags(write=False)
+        b, a = float(below[n]), float(above[n])
+        res.append((j0, pmf, b + a + moved, 4 * L.EPS * lens[n] + e, L.slack(coef, h, d)))
+    return res
+
+
+def _group_numpy(dist, d: float, positive: bool, lo_i: int, hi_i: int, j0s: list[int], lens: list[int],
+                 scales: list[float], pads: list[float]) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+    """Per term ``lump_trim``'s ``(start, masses, moved, err)`` and the masses below and above the table."""
     lens_a = np.array(lens)
     starts = np.concatenate(([0], np.cumsum(lens_a)[:-1]))
     total = int(lens_a.sum())
-    seg = np.repeat(np.arange(len(coefs)), lens_a)
+    seg = np.repeat(np.arange(len(lens)), lens_a)
     j = np.arange(total) - starts[seg] + np.array(j0s)[seg]  # the lattice indices, term after term
     v = j * np.array(scales)[seg]
     pad = np.array(pads)[seg]
@@ -120,12 +138,7 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
     pm[pos] += below
     # an array of its own per term, as lattice.term_pmf's (its sums see the same memory)
     pmfs = [pm[s:s + m].copy() for s, m in zip(starts.tolist(), lens, strict=True)]
-    res = []
-    for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, lump_trim_many(j0s, pmfs), strict=True)):
-        pmf.setflags(write=False)
-        b, a = float(below[n]), float(above[n])
-        res.append((j0, pmf, b + a + moved, 4 * L.EPS * lens[n] + e, L.slack(coef, h, d)))
-    return res
+    return lump_trim_many(j0s, pmfs), below, above
 
 
 def lump_trim_many(starts: list[int], pmfs: list[np.ndarray]) -> list[tuple[int, np.ndarray, float, float]]:
