@@ -55,17 +55,15 @@ OUTPUTS = {
 DESCRIPTION = ("certified optimum of the true problem: lazy best-first branch-and-bound over (datasets, "
                "clusters, epoch counts) with quantile bounds (optimal among plans certified at the "
                "evaluator's tolerance; timeout gives the certified gap)")
-#: imported before the clock starts (the exact allocations' MILPs; ``exact`` adds its incumbent's DepL)
-RUN_IMPORTS = ("highspy", "deplbench.instances.scenarios")
-#: ``exact`` brackets thousands of new terms: the compiled term lattices (the same bits, lattice_jit)
-EXACT_IMPORTS = RUN_IMPORTS + ("deplbench.instances.evaluator.lattice_jit", "deplbench.heuristics.pipeline",
-                               "deplbench.heuristics.depl_plus")
+#: imported before the clock starts: the exact allocations' MILPs and the compiled term lattices
+#: (the evaluator's same bits, ``lattice_jit``; DepL imports them too); ``exact`` adds its incumbent's DepL
+RUN_IMPORTS = ("highspy", "deplbench.instances.scenarios", "deplbench.instances.evaluator.lattice_jit")
 TEST_PARAMS = {"time_limit": 300.0}  # generous: the conformance checks compare two runs on a loaded machine
 
 
 register_solver("exact", kind="exact", params=PARAMS, outputs=OUTPUTS, test_params=TEST_PARAMS,
                 description=DESCRIPTION, entry="deplbench.formulations.exact.exact:solve_exact",
-                imports=EXACT_IMPORTS)
+                imports=RUN_IMPORTS + ("deplbench.heuristics.pipeline", "deplbench.heuristics.depl_plus"))
 
 register_solver("bruteforce", kind="exact",
                 params=(Param("max_sequences", int, DEFAULT_MAX_SEQUENCES, "refuse above this many model sequences",
