@@ -31,12 +31,13 @@ SAA_PARAMS = (
 )
 SAA_DEFAULTS = {p.name: p.default for p in SAA_PARAMS}
 SAA_TEST_PARAMS = {"scenarios": 20, "time_limit": 30.0}
-#: what every SAA method imports when it runs (the machinery, HiGHS for the root LP): imported
-#: before the method's clock starts (``register_solver(imports=...)``); a backend adds its library
+#: what every SAA method imports when it runs (the machinery, HiGHS for the root LP, the start plan's
+#: DepL with its declared imports): imported before the method's clock starts
+#: (``register_solver(imports=...)``); a backend adds its library
 SAA_IMPORTS = ("deplbench.formulations.saa.common", "deplbench.formulations.saa.io", "deplbench.formulations.saa.cuts",
                "deplbench.formulations.saa.root", "deplbench.formulations.saa.start",
                "deplbench.formulations.saa.strength", "deplbench.heuristics.depl", "deplbench.heuristics.pipeline",
-               "highspy")
+               "deplbench.instances.evaluator.lattice_jit", "highspy")
 #: numeric outputs of every SAA method (``extra``; the store's ``x_<name>`` columns)
 SAA_OUTPUTS = {
     "bound_quantile": "(allowed+1)-th largest single-scenario cost bound: a lower bound on the SAA optimum",
