@@ -12,6 +12,10 @@ same IEEE operations on the same operands, elementwise (no reduction crosses a t
 term's masses are copied into an array of their own before ``lump_trim`` sums them.
 ``tests/test_lattice_batch.py`` compares the two, bit for bit.
 
+Once :mod:`.lattice_jit` is imported (by the methods that certify many plans: ``exact``,
+``bruteforce``, DepL's), a group is built by its compiled loops instead, to the same bits; this
+module only looks it up in ``sys.modules``, so a one-plan evaluation never pays numba's import.
+
 The memo of term lattices lives here too (:func:`cached_pmfs`, :func:`cached_pmf`): a bracket asks
 for all its terms at once, and only the uncached ones are built, in one batch.
 
@@ -29,7 +33,7 @@ import numpy as np
 
 from deplbench.instances.evaluator import lattice as L
 
-JIT_MODULE = "deplbench.instances.evaluator.lattice_jit"  # used once imported (exact imports it)
+JIT_MODULE = "deplbench.instances.evaluator.lattice_jit"  # compiled groups, used once imported (never imported here)
 MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
 _PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
 

@@ -17,7 +17,8 @@ tail longer than the 256-entry prefix goes back to ``lattice.lump_trim``, as in 
 
 Used once imported: :mod:`.lattice_batch` looks this module up in ``sys.modules`` and never
 imports it, so numba's import stays off the paths that do not need it (a one-plan evaluation,
-the CLI's start-up). ``exact`` imports it with its run imports (before its clock starts).
+the CLI's start-up). ``exact``, ``bruteforce``, the DepL methods and the SAA methods (whose start
+plan is DepL's) declare it among their run imports, so it is loaded before their clocks start.
 
 May import: numpy, numba and ``instances.evaluator.lattice``.
 """
