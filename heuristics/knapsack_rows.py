@@ -5,7 +5,8 @@ takes the least of ``dp[c - units[o]] + time[o]`` over the usable options o (fin
 ``units[o] <= c``), the first option on ties, as ``np.argmin`` over the candidate table did; a
 cost no option reaches is inf with option 0 (the argmin of a row of inf). The same float64
 additions, without the (cost, option) table numpy needed. Compiled when imported, like
-:mod:`deplbench.heuristics.models.kernels`. Imports numpy, numba and the compile options of the stage-2 loops.
+:mod:`deplbench.heuristics.models.kernels`. Imports numpy, numba and the suite's compile
+options (``deplbench.numeric.JIT``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from deplbench.heuristics.models.kernels import JIT
+from deplbench.numeric import JIT
 
 
 @numba.njit("void(float64[::1], float64[::1], int64[::1], float64[::1], float64[::1], int16[::1])", **JIT)

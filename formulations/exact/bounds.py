@@ -288,13 +288,13 @@ class Bounder:
     def _placed_cantelli(self, g: float, p: Prefix) -> float:
         """Cantelli's ``E l - kappa sd(l)`` with the remaining epochs placed by Lemma 8 (Lemma 11)."""
         pens = self._penalty_laws(p)
-        sd = np.sqrt(np.maximum(self.nvar, 0.0)) * (1 + 1e-6)
         kappa = self.cantelli * (1 + 1e-6)
         pvar = sum(d.var for d in pens) * (1 + 1e-6)
         mean = self.l0 + self.low * sum(p.r) + sum(d.mean for d in pens)
         if self.per_run:  # sd(l) <= g sum_m sd_m C_m + sd(penalties)
             beta = self._entry.get(("beta",))
-            if beta is None:
+            if beta is None:  # the noise's sd per model, built once
+                sd = np.sqrt(np.maximum(self.nvar, 0.0)) * (1 + 1e-6)
                 beta = self._entry[("beta",)] = self.nmean * (1 + 1e-12) + kappa * sd
             return mean - g * self._placed_sum(p, beta) - kappa * math.sqrt(pvar)
         # per_epoch: the placed terms exactly, the remaining ones at their earliest positions

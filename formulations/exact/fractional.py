@@ -11,8 +11,8 @@ the same running sums in the same order, so the keys are the same bits
 (``tests/test_region_fractional.py`` compares it with the numpy statement).
 
 Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; it is
-imported with ``exact``'s entry module, before the method's clock starts. Imports numpy and
-numba only.
+imported with ``exact``'s entry module, before the method's clock starts. Imports numpy, numba and the suite's compile options
+(``deplbench.numeric.JIT``).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["fractional"]
+from deplbench.numeric import JIT
 
-#: numba options: cached, no bounds checks, numpy's division semantics (x / 0 = inf, no exception)
-JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+__all__ = ["fractional"]
 
 
 @numba.njit("float64[::1](float64[::1], int64[::1], float64[:, ::1], float64)", **JIT)

@@ -8,7 +8,7 @@ option, and the pruning, the row scan and the column minima in one more.
 
 They are compiled when this module is imported (eager signatures, cached on disk by numba),
 so a solve never compiles and ``runtime_s`` holds no compilation: the module is among DepL's
-declared imports. Imports numpy and numba only.
+declared imports. Imports numpy, numba and the suite's compile options (``deplbench.numeric.JIT``).
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-#: numba options of DepL's compiled loops (stage 3's knapsack row too): cached, no bounds checks
-JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+from deplbench.numeric import JIT
 
 
 @numba.njit("void(float32[:, ::1], int64[::1], float32[::1], int64, int64, int64, float32[:, ::1])", **JIT)

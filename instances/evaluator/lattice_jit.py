@@ -20,7 +20,7 @@ imports it, so numba's import stays off the paths that do not need it (a one-pla
 the CLI's start-up). ``exact``, ``bruteforce``, the DepL methods and the SAA methods (whose start
 plan is DepL's) declare it among their run imports, so it is loaded before their clocks start.
 
-May import: numpy, numba and ``instances.evaluator.lattice``.
+May import: numpy, numba, ``instances.evaluator.lattice`` and ``deplbench.numeric`` (its compile options).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numba
 import numpy as np
 
 from deplbench.instances.evaluator import lattice as L
+from deplbench.numeric import JIT
 
 __all__ = ["group_pieces"]
 
-JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
 PREFIX = 256  # lattice_batch.lump_trim_many's prefix of tail sums
 
 

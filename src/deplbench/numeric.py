@@ -16,6 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+#: numba options of the suite's compiled loops (DepL's kernels, ``exact``'s knapsack, the evaluator's
+#: term lattices): cached on disk, no bounds checks, numpy's division semantics (``x / 0 = inf``, no
+#: exception), no fastmath unless a loop asks for it, so a loop adds in the order it is written
+JIT = {"cache": True, "nogil": True, "boundscheck": False, "error_model": "numpy"}
+
 #: longest factor worth :func:`convolve` (one vector operation per entry); callers use FFT beyond
 SHORT = 8
 
