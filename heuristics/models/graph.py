@@ -21,21 +21,23 @@ entry against the textbook dense recurrence.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.heuristics.models.kernels import apply_options, finish, shift_into
-from deplbench.heuristics.models.layers import Box, Layer, shift_box, union_box
+from deplbench.heuristics.models.kernels import layer_step
+from deplbench.heuristics.models.layers import Layer
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
 _least = np.minimum.reduce  # an array's least entry, without ndarray.min's Python wrapper
+_NO_BUF = np.empty(0, dtype=np.float32)  # the (absent) layer before epoch 1
+_NO_BOX = np.full((0, 4), -1, dtype=np.int64)
+_NO_OFF = np.zeros(1, dtype=np.int64)
 
 
 class ExpandedGraph:
@@ -82,12 +84,15 @@ class ExpandedGraph:
             D = D + self.sb.transpose(2, 0, 1)
         D[:, np.arange(M), np.arange(M)] = self.gb.T  # staying on a model: its gain alone
         Dl = D.tolist()
+        self._D = np.ascontiguousarray(D, dtype=np.int64)  # [col, a, m], for the layer step
+        self._adj = np.ascontiguousarray(np.isfinite(surrogate.penalty))  # [a, m]: a may precede m
+        self._gb0 = np.ascontiguousarray(self.gb[:, 0])
         self._deltas = [[{a: Dl[col][a][m] for a in self.preds[m]} for m in range(M)] for col in range(len(Dl))]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
-        # (times, costs) of each model's options, for _fill (arrays for its kernel, a list for bisect)
-        self._edge_times = [[dt for dt, _, _ in e] for e in self.edges]
-        self._edge_arrays = [(np.array(t, dtype=np.int64), np.array([c for _, c, _ in e], dtype=np.float32))
-                             for t, e in zip(self._edge_times, self.edges, strict=True)]
+        # every model's options (time buckets, costs), flat, model m's from _eptr[m]: the layer step reads them
+        self._dts = np.array([dt for e in self.edges for dt, _, _ in e], dtype=np.int64)
+        self._cs = np.array([c for e in self.edges for _, c, _ in e], dtype=np.float32)
+        self._eptr = np.cumsum([0] + [len(e) for e in self.edges], dtype=np.int64)
         self.layers: list[Layer] = []
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
@@ -120,123 +125,45 @@ class ExpandedGraph:
         extra = 0 if self.sb is None else int(self.sb[a, m, col])
         return int(self.gb[m, col] - self.pb[a, m] + extra)
 
-    def _pred_region(self, k: int, m: int, prev: Layer | None) -> tuple[Box | None, np.ndarray | None]:
-        """Box and least costs of the states that epoch k on model m starts from (before its option)."""
-        L = self.L
-        if k == 1:
-            d = int(self.gb[m, 0])
-            if d < 0:
-                return None, None
-            return (0, 0, min(d, L), min(d, L)), np.zeros((1, 1), dtype=np.float32)
-        moved = []
-        deltas = self._deltas[k - 1][m]
-        for a in self.preds[m]:
-            if prev.boxes[a] is not None:
-                d = deltas[a]
-                b = shift_box(prev.boxes[a], d, L)
-                if b is not None:
-                    moved.append((a, d, b))
-        if len(moved) == 1:  # one predecessor: its array, moved without a copy unless columns saturate
-            a, d, b = moved[0]
-            S, (_, _, j0, j1) = prev.subs[a], prev.boxes[a]
-            if d < 0:
-                return b, S[:, max(j0, -d) - j0:]
-            if j1 < L - d:
-                return b, S
-        pbox = None
-        for _, _, b in moved:
-            pbox = union_box(pbox, b)
-        if pbox is None:
-            return None, None
-        P = np.empty((pbox[1] - pbox[0] + 1, pbox[3] - pbox[2] + 1), dtype=np.float32)
-        P.fill(np.inf)  # np.full's wrapper costs about a third of the fill here
-        moved.sort(key=lambda t: -(t[2][1] - t[2][0] + 1) * (t[2][3] - t[2][2] + 1))  # the largest is copied
-        for n, (a, d, _) in enumerate(moved):
-            i0, _, j0, j1 = prev.boxes[a]
-            shift_into(P, pbox[0], pbox[2], prev.subs[a], i0, j0, j1, d, L, n == 0)
-        return pbox, P
-
     def _layer(self, k: int, prev: Layer | None) -> Layer:
-        """Layer k (1-based) from layer k - 1."""
-        Tb = self.Tb
-        out = Layer([], [])
-        for m in range(len(self.instance.models)):
-            pbox, P = self._pred_region(k, m, prev)
-            box, sub, cmin, emin = None, None, None, None
-            edges = self.edges[m]
-            if pbox is not None and edges:
-                i0, i1 = pbox[0], pbox[1]
-                lo_i, hi_i = i0 + edges[0][0], min(i1 + edges[-1][0], Tb)
-                if lo_i <= hi_i:
-                    box, sub, cmin, emin = self._fill(P, pbox, m, lo_i, hi_i)
-            out.boxes.append(box)
-            out.subs.append(sub)
-            out.colmins.append(cmin)
-            out.etamins.append(emin)
-        return out
+        """Layer k (1-based) from layer k - 1, by one call of the compiled layer step; lowers ``_top``.
 
-    def _fill(self, P: np.ndarray, pbox: Box, m: int, lo_i: int, hi_i: int):
-        """Box, least costs and column minima of one model's states from its start region P (options applied).
-
-        Each option's sums ``P + c`` (the very float32 sums) are kept where they are least
-        (:func:`~deplbench.heuristics.models.kernels.apply_options`); states above ``_top`` are
-        dropped (see ``_prune_top``; a min with an infinite ``_top`` drops nothing), and the box's
-        rows are the first and last with a finite entry, its columns those of finite column
-        minima (:func:`~deplbench.heuristics.models.kernels.finish`). Returns (box, least costs,
-        column minima, column minima of the rows <= eta or None when every row or none is), or
-        four None when nothing is finite.
+        The step does, per model, what the textbook recurrence does inside bounding boxes: the
+        predecessors' boxes moved up by their loss deltas into a start region (minima), the
+        options' sums ``P + c`` kept where least, the states above ``_top`` dropped (see
+        :meth:`_prune_rule`), the region cut to the box of its finite entries; then ``_top`` is
+        lowered by the layer's top bucket.
         """
-        Tb, i0, i1, j0 = self.Tb, pbox[0], pbox[1], pbox[2]
-        full = np.empty((hi_i - lo_i + 1, pbox[3] - j0 + 1), dtype=np.float32)
-        self.cells += full.size
-        dts, cs = self._edge_arrays[m]
-        used = bisect.bisect_right(self._edge_times[m], Tb - i0)  # the options that start a row within Tb
-        if not P.flags.c_contiguous:  # a view of the previous layer's box (its columns cut)
-            P = np.ascontiguousarray(P)
-        apply_options(P, dts, cs, used, Tb - i0, i1 - i0, full)
-        colmin = np.empty(full.shape[1], dtype=np.float32)
-        emin = np.empty(full.shape[1], dtype=np.float32)
-        r0, r1, c0, c1 = finish(full, self._top[lo_i:hi_i + 1], self.eta - lo_i + 1, colmin, emin)
-        if r0 < 0:
-            return None, None, None, None
-        straddles = lo_i + r0 <= self.eta < lo_i + r1  # rows on both sides of the conservative limit
-        sub = full[r0:r1 + 1, c0:c1 + 1]
-        if c0 > 0 or c1 < full.shape[1] - 1:  # a box is C-ordered: the kernels read its rows contiguously
-            sub = np.ascontiguousarray(sub)
-        return ((lo_i + r0, lo_i + r1, j0 + c0, j0 + c1), sub, colmin[c0:c1 + 1],
-                emin[c0:c1 + 1] if straddles else None)
+        first = prev is None
+        pbuf, pbox, poff = (_NO_BUF, _NO_BOX, _NO_OFF) if first else (prev.buf, prev.box, prev.off)
+        buf, box, off, cmin, emin, coff, cells = layer_step(
+            first, pbuf, pbox, poff, self._adj, self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr,
+            self._top, self.L, self.Tb, self.eta)
+        self.cells += cells
+        return Layer.from_flat(buf, box, off, cmin, emin, coff, self.eta)
 
-    def _prune_top(self, layer: Layer) -> None:
-        """Lower ``_top[i]``, the least cost of a state in the top bucket L with time <= i, by ``layer``.
+    @staticmethod
+    def _prune_rule() -> None:
+        """Why ``_top`` prunes: a state of cost c at time i with c > _top[i] is dropped.
 
-        A state of cost c at time i with c > _top[i] is useless and is dropped: every extension
-        of it costs >= c (costs are positive), takes time >= i and reaches some bucket <= L,
-        while the top state is strictly cheaper, takes no more time and reaches every bucket
-        <= L. So for every query (bucket j, time limit) the top state or a path no dearer than it
-        qualifies wherever the dropped state's paths do, and the least costs, the states that
-        attain them, the per-layer minima that are least and the backtracking (which matches
-        costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
+        ``_top[i]`` is the least cost of a state in the top bucket L with time <= i (over the
+        layers so far). Every extension of a dropped state costs >= c (costs are positive), takes
+        time >= i and reaches some bucket <= L, while the top state is strictly cheaper, takes no
+        more time and reaches every bucket <= L. So for every query (bucket j, time limit) the
+        top state or a path no dearer than it qualifies wherever the dropped state's paths do,
+        and the least costs, the states that attain them, the per-layer minima that are least
+        and the backtracking (which matches costs exactly) are all unchanged. Ties (c ==
+        _top[i]) are kept.
         """
-        L, top = self.L, self._top
-        tops = [(box, sub) for box, sub in zip(layer.boxes, layer.subs, strict=True) if box is not None and box[3] == L]
-        if not tops:
-            return  # nothing reaches the top bucket: _top (already a prefix minimum) is unchanged
-        for (i0, i1, j0, _), sub in tops:
-            np.minimum(top[i0:i1 + 1], sub[:, L - j0], out=top[i0:i1 + 1])
-        np.minimum.accumulate(top, out=top)
-        fin = np.flatnonzero(top != np.inf)
-        self._top_from = int(fin[0]) if len(fin) else len(top)
 
     def _build(self) -> None:
         inst, L = self.instance, self.L
         self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
-        self._top_from = self.Tb + 1  # first index of a finite _top
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
         prev = None
         for k in range(1, inst.max_epochs + 1):
             cur = self._layer(k, prev)
-            self._prune_top(cur)
             self.layers.append(cur)
             prev = cur
             live = [(b, c) for b, c in zip(cur.boxes, cur.colmins, strict=True) if b is not None]

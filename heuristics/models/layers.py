@@ -43,6 +43,31 @@ class Layer:
     subs: list[np.ndarray | None]
     colmins: list[np.ndarray | None] = field(default_factory=list)  # per model: least cost per column of its box
     etamins: list[np.ndarray | None] = field(default_factory=list)  # the same over the rows <= eta (None: all or none)
+    buf: np.ndarray | None = None  # the boxes' least costs, model after model (views in ``subs``)
+    box: np.ndarray | None = None  # (M, 4) int64: the boxes, -1s for None (what the layer kernel reads)
+    off: np.ndarray | None = None  # where each model's box starts in ``buf``
+
+    @classmethod
+    def from_flat(cls, buf: np.ndarray, box: np.ndarray, off: np.ndarray, cmin: np.ndarray, emin: np.ndarray,
+                  coff: np.ndarray, eta: int) -> Layer:
+        """The layer of :func:`~deplbench.heuristics.models.kernels.layer_step`'s outputs (views, no copy).
+
+        A model's ``etamins`` entry is kept only when its box has rows on both sides of ``eta``.
+        """
+        lay = cls([], [], [], [], buf, box, off)
+        for m, (i0, i1, j0, j1) in enumerate(box.tolist()):
+            if i0 < 0:
+                lay.boxes.append(None)
+                lay.subs.append(None)
+                lay.colmins.append(None)
+                lay.etamins.append(None)
+                continue
+            lay.boxes.append((i0, i1, j0, j1))
+            h, w = i1 - i0 + 1, j1 - j0 + 1
+            lay.subs.append(buf[off[m]:off[m] + h * w].reshape(h, w))
+            lay.colmins.append(cmin[coff[m]:coff[m] + w])
+            lay.etamins.append(emin[coff[m]:coff[m] + w] if i0 <= eta < i1 else None)
+        return lay
 
     def live(self):
         """(box, sub-array) of the models with a finite entry."""
