@@ -88,9 +88,9 @@ class _Search:
 
     def count_graph(self, graph: ExpandedGraph) -> None:
         """Graph size (MODEL.md erratum 3): |M| K (Tb+1)(L+1) vertices, an edge per (state, successor, option)."""
-        n = len(graph.layers) * (graph.Tb + 1) * (graph.L + 1)
+        n = graph.n_layers * (graph.Tb + 1) * (graph.L + 1)
         self.stats["graphs_built"] += 1
-        self.stats["dp_layers"] += len(graph.layers)
+        self.stats["dp_layers"] += graph.n_layers
         self.stats["graph_vertices"] += len(graph.edges) * n
         self.stats["dp_cells"] += graph.cells
         self.stats["graph_edges"] += n * sum(len(p) * len(e) for p, e in zip(graph.preds, graph.edges, strict=True))
@@ -149,10 +149,27 @@ class _Search:
 
 
 def _search_surrogate(s: _Search, datasets, sur: Surrogate, opts) -> _Found | None:
-    """Bisect the surrogate target of one DP for the loosest target with a certified plan."""
+    """Bisect the surrogate target of one DP for the loosest target with a certified plan.
+
+    The graphs' memory goes back to the pool when the search is done (:meth:`ExpandedGraph.release`),
+    for the next surrogate's graph.
+    """
+    graphs: list[ExpandedGraph] = []
+    try:
+        return _search_graphs(s, datasets, sur, opts, graphs)
+    finally:
+        for graph in graphs:
+            graph.release()
+
+
+def _search_graphs(s: _Search, datasets, sur: Surrogate, opts, graphs: list) -> _Found | None:
+    """:func:`_search_surrogate`'s search; every graph it builds is appended to ``graphs``."""
     cap = 1.0 if sur.valid else 1.25
     while True:
+        if graphs:  # a larger cap: the graph before is not read again
+            graphs[-1].release()
         graph = ExpandedGraph(s.instance, datasets, sur, s.eta, cap, opts)
+        graphs.append(graph)
         s.count_graph(graph)
         cands = graph.candidates()
         if not cands:

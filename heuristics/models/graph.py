@@ -25,19 +25,21 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
+from numba.typed import List
 
-from deplbench.heuristics.models.kernels import layer_step
+from deplbench.heuristics.models import pool
 from deplbench.heuristics.models.layers import Layer
+from deplbench.heuristics.models.serve import backtrack, relaxed_rows, served_columns
+from deplbench.heuristics.models.step import layer_step
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
 _least = np.minimum.reduce  # an array's least entry, without ndarray.min's Python wrapper
-_NO_BUF = np.empty(0, dtype=np.float32)  # the (absent) layer before epoch 1
-_NO_BOX = np.full((0, 4), -1, dtype=np.int64)
-_NO_OFF = np.zeros(1, dtype=np.int64)
+_NONE = np.empty(0, dtype=np.float32)  # the (absent) layer before epoch 1
 
 
 class ExpandedGraph:
@@ -83,20 +85,27 @@ class ExpandedGraph:
         if self.sb is not None:
             D = D + self.sb.transpose(2, 0, 1)
         D[:, np.arange(M), np.arange(M)] = self.gb.T  # staying on a model: its gain alone
-        Dl = D.tolist()
-        self._D = np.ascontiguousarray(D, dtype=np.int64)  # [col, a, m], for the layer step
+        self._D = np.ascontiguousarray(D, dtype=np.int64)  # [col, a, m]: the loss buckets of each edge
         self._adj = np.ascontiguousarray(np.isfinite(surrogate.penalty))  # [a, m]: a may precede m
         self._gb0 = np.ascontiguousarray(self.gb[:, 0])
-        self._deltas = [[{a: Dl[col][a][m] for a in self.preds[m]} for m in range(M)] for col in range(len(Dl))]
         self.edges = [self._pareto_edges(m, dt_unit, time_rounding) for m in range(M)]
-        # every model's options (time buckets, costs), flat, model m's from _eptr[m]: the layer step reads them
+        # every model's options (time buckets, costs, option indices), flat, model m's from _eptr[m]
         self._dts = np.array([dt for e in self.edges for dt, _, _ in e], dtype=np.int64)
         self._cs = np.array([c for e in self.edges for _, c, _ in e], dtype=np.float32)
+        self._opt = np.array([o for e in self.edges for _, _, o in e], dtype=np.int64)
         self._eptr = np.cumsum([0] + [len(e) for e in self.edges], dtype=np.int64)
-        self.layers: list[Layer] = []
+        # the layers: least costs and column minima in two arrays each, boxes and offsets per (layer, model)
+        K = instance.max_epochs
+        self._chunks = [pool.take(0)]  # the memory the layers are carved from (given back by release())
+        self._used = 0  # entries of the last chunk taken
+        self._bufs = List.empty_list(numba.float32[::1])  # per layer: its boxes' least costs (in a chunk)
+        self._cbufs = List.empty_list(numba.float32[::1])  # per layer: their column minima
+        self._box = np.full((K, M, 4), -1, dtype=np.int64)
+        self._off = np.zeros((K, M), dtype=np.int64)
+        self._coff = np.zeros((K, M), dtype=np.int64)
+        self.n_layers = 0
         self.cells = 0  # DP states computed (the bounding boxes filled): the work eta drives
         self._relaxed: dict[int, np.ndarray] = {}  # j -> per-layer least cost with time <= i (prefix min)
-        self._paths: dict[tuple[int, int, int, int], tuple] = {}  # state -> its backtracked (model, option)s
         self._build()
 
     def _pareto_edges(self, m: int, dt_unit: float, time_rounding: str) -> list[tuple[int, np.float32, int]]:
@@ -125,56 +134,69 @@ class ExpandedGraph:
         extra = 0 if self.sb is None else int(self.sb[a, m, col])
         return int(self.gb[m, col] - self.pb[a, m] + extra)
 
-    def _layer(self, k: int, prev: Layer | None) -> Layer:
-        """Layer k (1-based) from layer k - 1, by one call of the compiled layer step; lowers ``_top``.
+    def _layer(self, k: int) -> None:
+        """Fill layer k (1-based) from layer k - 1 by one call of the compiled layer step; lowers ``_top``.
 
-        The step does, per model, what the textbook recurrence does inside bounding boxes: the
-        predecessors' boxes moved up by their loss deltas into a start region (minima), the
-        options' sums ``P + c`` kept where least, the states above ``_top`` dropped (see
-        :meth:`_prune_rule`), the region cut to the box of its finite entries; then ``_top`` is
-        lowered by the layer's top bucket.
+        The states above ``_top[i]`` (the least cost of a top-bucket state with time <= i) are
+        dropped: every extension of such a state costs >= c (costs are positive), takes time >= i
+        and reaches some bucket <= L, while the top state is strictly cheaper, takes no more time
+        and reaches every bucket <= L. So for every query (bucket j, time limit) the top state or
+        a path no dearer than it qualifies wherever the dropped state's paths do, and the least
+        costs, the states that attain them, the per-layer minima that are least and the
+        backtracking (which matches costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
         """
-        first = prev is None
-        pbuf, pbox, poff = (_NO_BUF, _NO_BOX, _NO_OFF) if first else (prev.buf, prev.box, prev.off)
-        buf, box, off, cmin, emin, coff, cells = layer_step(
-            first, pbuf, pbox, poff, self._adj, self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr,
-            self._top, self.L, self.Tb, self.eta)
+        prev = max(k - 2, 0)
+        pbuf = self._bufs[prev] if k > 1 else _NONE
+        args = (self._adj, self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top, self.L, self.Tb,
+                self.eta)
+        while True:
+            chunk = self._chunks[-1]
+            cbuf, cells, done = layer_step(k == 1, pbuf, self._box[prev], self._off[prev], *args,
+                                           chunk[self._used:], self._box[k - 1], self._off[k - 1], self._coff[k - 1])
+            if done:
+                break
+            self._chunks.append(pool.take(cells))  # the layer does not fit in what is left of the chunk
+            self._used = 0
+        self._bufs.append(chunk[self._used:self._used + cells])
+        self._cbufs.append(cbuf)
+        self._used += cells
         self.cells += cells
-        return Layer.from_flat(buf, box, off, cmin, emin, coff, self.eta)
-
-    @staticmethod
-    def _prune_rule() -> None:
-        """Why ``_top`` prunes: a state of cost c at time i with c > _top[i] is dropped.
-
-        ``_top[i]`` is the least cost of a state in the top bucket L with time <= i (over the
-        layers so far). Every extension of a dropped state costs >= c (costs are positive), takes
-        time >= i and reaches some bucket <= L, while the top state is strictly cheaper, takes no
-        more time and reaches every bucket <= L. So for every query (bucket j, time limit) the
-        top state or a path no dearer than it qualifies wherever the dropped state's paths do,
-        and the least costs, the states that attain them, the per-layer minima that are least
-        and the backtracking (which matches costs exactly) are all unchanged. Ties (c ==
-        _top[i]) are kept.
-        """
+        self.n_layers = k
 
     def _build(self) -> None:
         inst, L = self.instance, self.L
         self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
-        prev = None
         for k in range(1, inst.max_epochs + 1):
-            cur = self._layer(k, prev)
-            self.layers.append(cur)
-            prev = cur
-            live = [(b, c) for b, c in zip(cur.boxes, cur.colmins, strict=True) if b is not None]
-            tops = [float(c[L - b[2]]) for b, c in live if b[3] == L]
-            best_top = min([best_top, *tops])  # includes relaxed paths: a safe stop
+            self._layer(k)
+            box, coff, cbuf = self._box[k - 1], self._coff[k - 1], self._cbufs[k - 1]
+            live = [m for m in range(len(box)) if box[m, 0] >= 0]
             if not live:
                 break
+            # includes relaxed paths: a safe stop
+            tops = [float(cbuf[coff[m] + L - box[m, 2]]) for m in live if box[m, 3] == L]
+            best_top = min([best_top, *tops])
             # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
-            if best_top != np.inf and min(float(_least(c)) for _, c in live) + cmin >= best_top:
-                break
+            if best_top != np.inf:
+                low = min(float(_least(cbuf[coff[m]:coff[m] + box[m, 3] - box[m, 2] + 1])) for m in live)
+                if low + cmin >= best_top:
+                    break
         self.within(self.eta)
+
+    @property
+    def layers(self) -> list[Layer]:
+        """The layers as per-model views (for inspection and tests; the graph reads the flat arrays)."""
+        return [Layer.from_flat(self._bufs[k], self._cbufs[k], self._box[k], self._off[k], self._coff[k], self.eta)
+                for k in range(self.n_layers)]
+
+    def release(self) -> None:
+        """Give the layers' memory back for the next graph (:mod:`~deplbench.heuristics.models.pool`); the
+        graph serves nothing afterwards. A chunk something else still views is not given back."""
+        self._bufs = self._cbufs = None
+        self.n_layers = 0
+        while self._chunks:
+            pool.give(self._chunks.pop())
 
     def within(self, i_max: int) -> None:
         """Serve paths of rounded time <= ``i_max`` (``eta``: conservative; more: relaxed, for stage 3 to re-time).
@@ -182,20 +204,8 @@ class ExpandedGraph:
         Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
         """
         self.i_max = min(int(i_max), self.Tb)
-        col = np.full((len(self.layers), self.L + 1), np.inf, dtype=np.float32)  # least cost per (layer, j)
-        for k, lay in enumerate(self.layers):
-            for box, sub, cmin, emin in zip(lay.boxes, lay.subs, lay.colmins, lay.etamins, strict=True):
-                if box is None:
-                    continue
-                i0, i1, j0, j1 = box
-                if i0 <= self.i_max:  # a box inside the time limit: its column minima
-                    if i1 <= self.i_max:
-                        part = cmin
-                    elif self.i_max == self.eta and emin is not None:
-                        part = emin
-                    else:
-                        part = sub[: self.i_max - i0 + 1].min(axis=0)
-                    np.minimum(col[k, j0:j1 + 1], part, out=col[k, j0:j1 + 1])
+        col = served_columns(self._bufs, self._cbufs, self._box, self._off, self._coff, self.n_layers, self.L,
+                             self.i_max, self.eta)  # least cost per (layer, j)
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
 
@@ -224,12 +234,7 @@ class ExpandedGraph:
     def _relaxed_table(self, j: int) -> np.ndarray:
         """(layers, Tb+1): per layer, least cost reaching bucket >= j with rounded time <= i."""
         if j not in self._relaxed:
-            per = np.full((len(self.layers), self.Tb + 1), np.inf, dtype=np.float32)
-            for k, lay in enumerate(self.layers):
-                for (i0, i1, j0, j1), sub in lay.live():
-                    if j1 >= j:
-                        np.minimum(per[k, i0:i1 + 1], sub[:, max(j, j0) - j0:].min(axis=1), out=per[k, i0:i1 + 1])
-            self._relaxed[j] = np.minimum.accumulate(per, axis=1)
+            self._relaxed[j] = relaxed_rows(self._bufs, self._box, self._off, self.n_layers, j, self.Tb)
         return self._relaxed[j]
 
     def relaxed_costs(self, j: int) -> np.ndarray:
@@ -241,7 +246,8 @@ class ExpandedGraph:
 
         ``value`` is that path's cost when known (``relaxed_costs(j)[i_max]``).
         Returns [(model id, option index)] per epoch: the first state (in layer, then C order)
-        of the least cost, so the path is the same as a scan of every layer would give.
+        of the least cost, so the path is the same as a scan of every layer would give, and
+        each step back the first (option, predecessor, column) whose sum is the state's cost.
         """
         i_max = self.i_max if i_max is None else i_max
         # per-layer least cost over the region; v is the least over all layers, so the first
@@ -249,50 +255,9 @@ class ExpandedGraph:
         region = self._sfx[:, j] if i_max == self.i_max else self._relaxed_table(j)[:, i_max]
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
-        m, i, jj = self.layers[k].first(v, i_max, j)
-        # backtrack to the first state whose path is known (a state's backtracking depends on the state alone)
-        memo, visited, steps, head = self._paths, [], [], ()
-        for kk in range(k, -1, -1):
-            key = (kk, m, i, jj)
-            if key in memo:
-                head = memo[key]
-                break
-            step = self._back(kk, m, i, jj, self.layers[kk].at(m, i, jj))
-            visited.append(key)
-            steps.append((m, step[0]))
-            m, i, jj = step[1], step[2], step[3]
-        seq = list(head)
-        for key, st in zip(reversed(visited), reversed(steps), strict=True):
-            seq.append(st)
-            memo[key] = tuple(seq)
-        ids = self.instance.model_ids
-        return [(ids[a], o) for a, o in seq]
-
-    def _back(self, kk: int, m: int, i: int, j: int, v) -> tuple[int, int, int, int]:
-        """(option, previous model, previous time bucket, previous loss bucket) of a stored state."""
-        L = self.L
-        if kk == 0:
-            d = int(self.gb[m, 0])
-            for dt, c, o in self.edges[m]:
-                if dt == i and min(d, L) == j and c == v:
-                    return o, m, 0, 0
+        seq = backtrack(self._bufs, self._box, self._off, k, np.float32(v), i_max, j, self.L, self._gb0, self._D,
+                        self._adj, self._dts, self._cs, self._opt, self._eptr)
+        if seq[0, 0] < 0:
             raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
-        S = self.layers[kk - 1]
-        deltas = self._deltas[kk][m]
-        # the same scan as S.at(a, ip, jp) + c == v over (edge, predecessor, jp), with the boxes read once
-        src = [(a, deltas[a], S.boxes[a], S.subs[a]) for a in self.preds[m] if S.boxes[a] is not None]
-        for dt, c, o in self.edges[m]:
-            if dt > i:
-                continue
-            ip = i - dt
-            for a, d, (i0, i1, j0, j1), sub in src:
-                if not i0 <= ip <= i1:
-                    continue
-                if j == L and d >= 0:  # the top bucket: every source column that saturates, in order
-                    row = sub[ip - i0]
-                    for jp in range(max(L - d, 0, j0), min(L, j1) + 1):
-                        if row[jp - j0] + c == v:
-                            return o, a, ip, jp
-                elif j0 <= j - d <= j1 and sub[ip - i0, j - d - j0] + c == v:
-                    return o, a, ip, j - d
-        raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem
+        ids = self.instance.model_ids
+        return [(ids[a], o) for a, o in seq.tolist()]
