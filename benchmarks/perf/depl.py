@@ -24,6 +24,7 @@ import statistics
 
 import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
 from deplbench.heuristics.datasets.selection import submodularity_report
+from deplbench.heuristics.models import pool
 from deplbench.instances.evaluator import caches
 from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
@@ -37,11 +38,13 @@ def run(name: str, inst, params: dict) -> tuple[float, float, dict]:
     """(certified cost or inf, runtime_s, extra) of one solve.
 
     ``runtime_s`` is the registry's time of the method alone (the evaluator's re-check of the
-    plan is not in it), the figure every stored run carries. The evaluator's memos are emptied
-    first (:func:`deplbench.instances.evaluator.caches.clear`): every solve starts as in a fresh
-    process, so no method reads the lattices another computed on the same instance.
+    plan is not in it), the figure every stored run carries. The evaluator's memos and stage 2's
+    memory pool are emptied first (:func:`deplbench.instances.evaluator.caches.clear`,
+    :func:`deplbench.heuristics.models.pool.clear`): every solve starts as in a fresh process, so
+    no method reads the lattices another computed on the same instance or reuses its memory.
     """
     caches.clear()
+    pool.clear()
     res = solve(name, inst, params)
     ok = res.status in (Status.FEASIBLE, Status.OPTIMAL)
     return (res.evaluation.cost if ok else math.inf), res.runtime_s, res.extra
@@ -54,6 +57,7 @@ def warm_up(inst, methods: dict[str, dict]) -> None:
     for name, params in methods.items():
         solve(name, inst, params)
     caches.clear()
+    pool.clear()
 
 
 def geomean(xs: list[float]) -> float:
@@ -88,6 +92,7 @@ def speed_random(seeds: int, time_limit: float) -> None:
         for seed in range(seeds):
             inst = generate("random", {"noise_mode": mode}, seed=seed)
             caches.clear()
+            pool.clear()
             res = solve("exact", inst, {"time_limit": time_limit})
             cost, t_depl, extra = run("depl", inst, {"eta": 200, "eps": 0.05})
             for key in ("stage1", "stage2", "stage3", "certify"):

@@ -38,8 +38,6 @@ from deplbench.instances.semantics import Options, options
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
-_least = np.minimum.reduce  # an array's least entry, without ndarray.min's Python wrapper
-_NONE = np.empty(0, dtype=np.float32)  # the (absent) layer before epoch 1
 
 
 class ExpandedGraph:
@@ -134,8 +132,11 @@ class ExpandedGraph:
         extra = 0 if self.sb is None else int(self.sb[a, m, col])
         return int(self.gb[m, col] - self.pb[a, m] + extra)
 
-    def _layer(self, k: int) -> None:
+    def _layer(self, k: int) -> tuple[int, float, float]:
         """Fill layer k (1-based) from layer k - 1 by one call of the compiled layer step; lowers ``_top``.
+
+        Returns the layer's number of models with a finite state, its least top-bucket cost and its
+        least cost (inf when there is none).
 
         The states above ``_top[i]`` (the least cost of a top-bucket state with time <= i) are
         dropped: every extension of such a state costs >= c (costs are positive), takes time >= i
@@ -146,42 +147,33 @@ class ExpandedGraph:
         backtracking (which matches costs exactly) are all unchanged. Ties (c == _top[i]) are kept.
         """
         prev = max(k - 2, 0)
-        pbuf = self._bufs[prev] if k > 1 else _NONE
-        args = (self._adj, self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top, self.L, self.Tb,
-                self.eta)
         while True:
-            chunk = self._chunks[-1]
-            cbuf, cells, done = layer_step(k == 1, pbuf, self._box[prev], self._off[prev], *args,
-                                           chunk[self._used:], self._box[k - 1], self._off[k - 1], self._coff[k - 1])
+            cells, done, live, tops, low = layer_step(
+                k, self._bufs, self._cbufs, self._chunks[-1], self._used, self._box[prev], self._off[prev], self._adj,
+                self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top, self.L, self.Tb, self.eta,
+                self._box[k - 1], self._off[k - 1], self._coff[k - 1])
             if done:
                 break
             self._chunks.append(pool.take(cells))  # the layer does not fit in what is left of the chunk
             self._used = 0
-        self._bufs.append(chunk[self._used:self._used + cells])
-        self._cbufs.append(cbuf)
         self._used += cells
         self.cells += cells
         self.n_layers = k
+        return live, tops, low
 
     def _build(self) -> None:
-        inst, L = self.instance, self.L
+        inst = self.instance
         self._top = np.full(self.Tb + 1, np.inf, dtype=np.float32)
         cmin = min((c for ed in self.edges for _, c, _ in ed), default=np.float32(np.inf))
         best_top = np.inf
         for k in range(1, inst.max_epochs + 1):
-            self._layer(k)
-            box, coff, cbuf = self._box[k - 1], self._coff[k - 1], self._cbufs[k - 1]
-            live = [m for m in range(len(box)) if box[m, 0] >= 0]
+            live, tops, low = self._layer(k)
+            best_top = min(best_top, tops)  # includes relaxed paths: a safe stop
             if not live:
                 break
-            # includes relaxed paths: a safe stop
-            tops = [float(cbuf[coff[m] + L - box[m, 2]]) for m in live if box[m, 3] == L]
-            best_top = min([best_top, *tops])
             # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
-            if best_top != np.inf:
-                low = min(float(_least(cbuf[coff[m]:coff[m] + box[m, 3] - box[m, 2] + 1])) for m in live)
-                if low + cmin >= best_top:
-                    break
+            if best_top != np.inf and low + cmin >= best_top:
+                break
         self.within(self.eta)
 
     @property

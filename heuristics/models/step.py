@@ -94,28 +94,32 @@ def _regions(first, pbox, adj, delta, gb0, dts, eptr, L, Tb):  # pragma: no cove
     return sbox, rows
 
 
-_SIG = ("Tuple((float32[::1], int64, boolean))"
-        "(boolean, float32[::1], int64[:, ::1], int64[::1], boolean[:, ::1], int64[:, ::1], int64[::1], int64[::1],"
-        " float32[::1], int64[::1], float32[::1], int64, int64, int64, float32[::1], int64[:, ::1], int64[::1],"
-        " int64[::1])")
+_SIG = ("Tuple((int64, boolean, int64, float32, float32))"
+        "(int64, ListType(float32[::1]), ListType(float32[::1]), float32[::1], int64, int64[:, ::1], int64[::1],"
+        " boolean[:, ::1], int64[:, ::1], int64[::1], int64[::1], float32[::1], int64[::1], float32[::1], int64,"
+        " int64, int64, int64[:, ::1], int64[::1], int64[::1])")
 
 
 @numba.njit(_SIG, **JIT)
-def layer_step(first, pbuf, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, Tb, eta, out, box, off,
+def layer_step(k, bufs, cbufs, chunk, used, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, Tb, eta, box, off,
                coff):  # pragma: no cover - compiled
-    """Make one layer in ``out`` from the previous one (``pbuf``, ``pbox``, ``poff``; read only when not ``first``).
+    """Make layer ``k`` (1-based) from layer k - 1 (``bufs[k - 2]``, ``pbox``, ``poff``) into ``chunk[used:]``.
 
     ``box``, ``off``, ``coff``: this layer's rows, written (-1s for a model with no finite state).
     Model m's least costs are ``buf[off[m]:]`` (its box's rows by its columns), its column minima
     ``cbuf[coff[m]:]`` and, right after them, its column minima over the rows <= eta (meaningful
-    where the box straddles eta). ``top[i]``: the least cost of a top-bucket state with time <= i
-    over the earlier layers (states above it are dropped; docs/depl.md); lowered by this
-    layer's top bucket once the whole layer is made.
+    where the box straddles eta); ``buf`` (a view of the chunk) and ``cbuf`` are appended to
+    ``bufs`` and ``cbufs``. ``top[i]``: the least cost of a top-bucket state with time <= i over
+    the earlier layers (states above it are dropped; docs/depl.md); lowered by this layer's top
+    bucket once the whole layer is made.
 
-    Returns (cbuf, n, done): the layer's states are ``out[:n]`` (``buf`` above); when ``out`` holds
-    fewer than n entries nothing is done (``done`` false, every argument unchanged) and the caller
-    calls again with room for n.
+    Returns (n, done, live, top cost, least cost): the layer takes ``chunk[used:used + n]``; when
+    the chunk has less room, nothing is done (``done`` false, every argument unchanged) and the
+    caller calls again with room for n. Then the number of models with a finite state, the least
+    cost in the top bucket L and the least cost in the layer (inf when there is none).
     """
+    first = k == 1
+    pbuf = bufs[k - 2] if k > 1 else chunk[:0]
     M = adj.shape[1]
     sbox, rows = _regions(first, pbox, adj, delta, gb0, dts, eptr, L, Tb)
     fo = np.zeros(M + 1, dtype=np.int64)  # where each model's filled region starts in buf
@@ -124,9 +128,10 @@ def layer_step(first, pbuf, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, 
         live = rows[m, 0] >= 0
         fo[m + 1] = fo[m] + (rows[m, 1] - rows[m, 0] + 1) * (sbox[m, 3] - sbox[m, 2] + 1) * live
         wo[m + 1] = wo[m] + (sbox[m, 3] - sbox[m, 2] + 1) * live
-    if fo[M] > out.shape[0]:
-        return np.empty(0, dtype=np.float32), fo[M], False
-    buf = out[:fo[M]]
+    inf = np.float32(np.inf)
+    if fo[M] > chunk.shape[0] - used:
+        return fo[M], False, 0, inf, inf
+    buf = chunk[used:used + fo[M]]
     cbuf = np.empty(2 * wo[M], dtype=np.float32)
     cmin = np.empty(wo[M], dtype=np.float32)
     emin = np.empty(wo[M], dtype=np.float32)
@@ -172,4 +177,15 @@ def layer_step(first, pbuf, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, 
                 top[i] = min(top[i], buf[off[m] + r * w + L - box[m, 2]])
     for i in range(1, top.shape[0]):
         top[i] = min(top[i], top[i - 1])
-    return cbuf, fo[M], True
+    bufs.append(buf)
+    cbufs.append(cbuf)
+    live, tops, low = 0, inf, inf
+    for m in range(M):
+        if box[m, 0] >= 0:
+            live += 1
+            w = box[m, 3] - box[m, 2] + 1
+            for c in range(w):
+                low = min(low, cbuf[coff[m] + c])
+            if box[m, 3] == L:
+                tops = min(tops, cbuf[coff[m] + L - box[m, 2]])
+    return fo[M], True, live, tops, low
