@@ -12,13 +12,14 @@ target scale that certification ends at, > 1 means tightened) and stage 1's
 submodularity violations, and the speed-ups of ``depl`` (eta 200) over ``bruteforce`` on the
 paper instances and over ``exact`` on default ``random`` (``--random-seeds``, both modes), as
 ratios of geometric means of ``runtime_s`` (issue 28: 10x and 20x), each solve timed as in a
-fresh process (the evaluator's memos emptied first, after an untimed warm-up of each method). Aims: depl at eta = 200 within 1 % of the optimum and
+fresh process (:func:`fresh`, after an untimed warm-up of each method). Aims: depl at eta = 200 within 1 % of the optimum and
 under 0.5 s per instance. All figures are measured; nothing is tuned to them.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import statistics
 
@@ -34,17 +35,25 @@ ETAS = (25, 50, 100, 200)
 EPSS = (0.2, 0.05, 0.01)
 
 
+def fresh() -> None:
+    """Start the next timed solve as in a fresh process: the evaluator's memos and stage 2's memory pool
+    emptied, and a full garbage collection done (a collection of the earlier solves' objects, some
+    40 ms in this process, would otherwise fall inside whichever solve triggers it; ``timeit``
+    turns collection off for the same reason)."""
+    caches.clear()
+    pool.clear()
+    gc.collect()
+
+
 def run(name: str, inst, params: dict) -> tuple[float, float, dict]:
     """(certified cost or inf, runtime_s, extra) of one solve.
 
     ``runtime_s`` is the registry's time of the method alone (the evaluator's re-check of the
-    plan is not in it), the figure every stored run carries. The evaluator's memos and stage 2's
-    memory pool are emptied first (:func:`deplbench.instances.evaluator.caches.clear`,
-    :func:`deplbench.heuristics.models.pool.clear`): every solve starts as in a fresh process, so
-    no method reads the lattices another computed on the same instance or reuses its memory.
+    plan is not in it), the figure every stored run carries. Every solve starts as in a fresh
+    process (:func:`fresh`), so no method reads the lattices another computed on the same
+    instance, reuses its memory or pays for collecting its garbage.
     """
-    caches.clear()
-    pool.clear()
+    fresh()
     res = solve(name, inst, params)
     ok = res.status in (Status.FEASIBLE, Status.OPTIMAL)
     return (res.evaluation.cost if ok else math.inf), res.runtime_s, res.extra
@@ -56,8 +65,7 @@ def warm_up(inst, methods: dict[str, dict]) -> None:
     ratio should charge to neither side."""
     for name, params in methods.items():
         solve(name, inst, params)
-    caches.clear()
-    pool.clear()
+    fresh()
 
 
 def geomean(xs: list[float]) -> float:
@@ -91,8 +99,7 @@ def speed_random(seeds: int, time_limit: float) -> None:
     for mode in ("per_run", "per_epoch"):
         for seed in range(seeds):
             inst = generate("random", {"noise_mode": mode}, seed=seed)
-            caches.clear()
-            pool.clear()
+            fresh()
             res = solve("exact", inst, {"time_limit": time_limit})
             cost, t_depl, extra = run("depl", inst, {"eta": 200, "eps": 0.05})
             for key in ("stage1", "stage2", "stage3", "certify"):

@@ -25,24 +25,26 @@ def apply_options(P, dts, cs, used, last, span, full):  # pragma: no cover - com
 
     Row r of P starts option o within the time limit when r + dts[o] <= last (and r <= span, P's
     last row); rows of ``full`` that no option reaches are inf. The first option writes its
-    rows outright (min(inf, x) = x), the others take minima, as the numpy code did.
+    rows outright (min(inf, x) = x), the others take minima, as the numpy code did. P and full
+    have the same width and are C-ordered, so an option's rows are one flat span of each: one
+    long loop per option, not one short loop per row (a fifth faster on the default graphs).
     """
     inf = np.float32(np.inf)
     n = min(span, last - dts[0]) + 1
     full[n:] = inf
+    W = full.shape[1]
+    src = P.reshape(P.size)  # rows r < n of P go to rows r + off of full: one span of n W entries each
+    out = full.reshape(full.size)
     for o in range(used):
         n = min(span, last - dts[o]) + 1
-        off = dts[o] - dts[0]  # option o's first row in full
         c = cs[o]
-        for r in range(n):
-            src = P[r]
-            dst = full[r + off]  # slices, so every index is a range's (the loops vectorise)
-            if o == 0:
-                for j in range(dst.shape[0]):
-                    dst[j] = src[j] + c
-            else:
-                for j in range(dst.shape[0]):
-                    dst[j] = min(dst[j], src[j] + c)
+        dst = out[(dts[o] - dts[0]) * W:]  # option o's first row in full
+        if o == 0:
+            for t in range(n * W):
+                dst[t] = src[t] + c
+        else:
+            for t in range(n * W):
+                dst[t] = min(dst[t], src[t] + c)
 
 
 @numba.njit("boolean(float32[::1])", **JIT)
