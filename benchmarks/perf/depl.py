@@ -12,7 +12,7 @@ target scale that certification ends at, > 1 means tightened) and stage 1's
 submodularity violations, and the speed-ups of ``depl`` (eta 200) over ``bruteforce`` on the
 paper instances and over ``exact`` on default ``random`` (``--random-seeds``, both modes), as
 ratios of geometric means of ``runtime_s`` (issue 28: 10x and 20x), each solve timed as in a
-fresh process (:func:`fresh`, after an untimed warm-up of each method). Aims: depl at eta = 200 within 1 % of the optimum and
+fresh process (:func:`timed`, after an untimed warm-up of each method). Aims: depl at eta = 200 within 1 % of the optimum and
 under 0.5 s per instance. All figures are measured; nothing is tuned to them.
 """
 
@@ -36,13 +36,23 @@ EPSS = (0.2, 0.05, 0.01)
 
 
 def fresh() -> None:
-    """Start the next timed solve as in a fresh process: the evaluator's memos and stage 2's memory pool
-    emptied, and a full garbage collection done (a collection of the earlier solves' objects, some
-    40 ms in this process, would otherwise fall inside whichever solve triggers it; ``timeit``
-    turns collection off for the same reason)."""
+    """Start the next timed solve as in a fresh process: the evaluator's memos and stage 2's memory pool emptied."""
     caches.clear()
     pool.clear()
-    gc.collect()
+
+
+def timed(name: str, inst, params: dict):
+    """``solve(name, inst, params)`` from a fresh start (:func:`fresh`) with the garbage collector off, as
+    ``timeit`` times: a full collection of the earlier solves' objects (some 40 ms in this process)
+    would otherwise fall inside whichever solve triggers it. (A ``gc.collect()`` before each solve
+    instead was measured to slow the solve after it by a fifth: the walk through every object
+    leaves the caches cold.)"""
+    fresh()
+    gc.disable()
+    try:
+        return solve(name, inst, params)
+    finally:
+        gc.enable()
 
 
 def run(name: str, inst, params: dict) -> tuple[float, float, dict]:
@@ -50,11 +60,10 @@ def run(name: str, inst, params: dict) -> tuple[float, float, dict]:
 
     ``runtime_s`` is the registry's time of the method alone (the evaluator's re-check of the
     plan is not in it), the figure every stored run carries. Every solve starts as in a fresh
-    process (:func:`fresh`), so no method reads the lattices another computed on the same
+    process (:func:`timed`), so no method reads the lattices another computed on the same
     instance, reuses its memory or pays for collecting its garbage.
     """
-    fresh()
-    res = solve(name, inst, params)
+    res = timed(name, inst, params)
     ok = res.status in (Status.FEASIBLE, Status.OPTIMAL)
     return (res.evaluation.cost if ok else math.inf), res.runtime_s, res.extra
 
@@ -99,8 +108,7 @@ def speed_random(seeds: int, time_limit: float) -> None:
     for mode in ("per_run", "per_epoch"):
         for seed in range(seeds):
             inst = generate("random", {"noise_mode": mode}, seed=seed)
-            fresh()
-            res = solve("exact", inst, {"time_limit": time_limit})
+            res = timed("exact", inst, {"time_limit": time_limit})
             cost, t_depl, extra = run("depl", inst, {"eta": 200, "eps": 0.05})
             for key in ("stage1", "stage2", "stage3", "certify"):
                 parts.setdefault(f"{mode} {key}", []).append(extra.get(f"t_{key}_s", math.nan))
