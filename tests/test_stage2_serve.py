@@ -4,7 +4,7 @@
 per-model views (:attr:`ExpandedGraph.layers`) with the loops of the code before it (first state
 of least cost in C order, then each step back the first (option, predecessor, column) whose sum
 is the state's cost). Paths, relaxed costs and served costs must be equal, and a graph whose
-layers are spread over many small chunks must equal one that holds them in one.
+arena had to grow many times must equal one whose arena held every layer from the start.
 """
 
 from __future__ import annotations
@@ -164,14 +164,17 @@ def _default_graph(seed: int = 0) -> ExpandedGraph:
     return ExpandedGraph(inst, inst.dataset_ids, quantile_surrogate(inst, g), 200)
 
 
-def test_layers_spread_over_small_chunks_equal_one_chunk(monkeypatch):
-    """A layer that does not fit in what is left of a chunk is made again in a new one: same graph."""
+def test_an_arena_that_grows_gives_the_same_graph(monkeypatch):
+    """A layer that does not fit in the arena is made again in a larger one (the layers moved): same graph."""
     pool.clear()
     big = _default_graph()
     monkeypatch.setattr(pool, "CHUNK", 5000)
     pool.clear()
+    grows = []
+    grow = ExpandedGraph._grow
+    monkeypatch.setattr(ExpandedGraph, "_grow", lambda self, need: (grows.append(need), grow(self, need)))
     small = _default_graph()
-    assert len(small._chunks) > 5 * len(big._chunks)
+    assert len(grows) >= 5
     assert small.cells == big.cells and small.n_layers == big.n_layers
     for a, b in zip(small.layers, big.layers, strict=True):
         assert a.boxes == b.boxes
@@ -186,11 +189,11 @@ def test_layers_spread_over_small_chunks_equal_one_chunk(monkeypatch):
 def test_a_released_graph_gives_its_chunks_to_the_next():
     pool.clear()
     first = _default_graph()
-    chunks = [id(c) for c in first._chunks]
+    arena = id(first._mem[0])
     first.release()
-    assert sorted(id(c) for c in pool._FREE) == sorted(chunks)
+    assert arena in [id(c) for c in pool._FREE]
     second = _default_graph(1)
-    assert id(second._chunks[0]) in chunks  # the next graph works in the memory the first gave back
+    assert id(second._mem[0]) == arena  # the next graph works in the memory the first gave back
     second.release()
     pool.clear()
 
@@ -198,7 +201,7 @@ def test_a_released_graph_gives_its_chunks_to_the_next():
 def test_a_chunk_still_viewed_is_not_taken_back():
     pool.clear()
     graph = _default_graph()
-    views = graph.layers  # per-model views of the chunks
+    views = graph.layers  # per-model views of the arena
     graph.release()
     assert not pool._FREE  # kept out: the next graph would overwrite what the views show
     assert views[0].subs  # (the views are still readable)

@@ -25,9 +25,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
-from numba.typed import List
 
 from deplbench.heuristics.models import pool
 from deplbench.heuristics.models.layers import Layer
@@ -94,10 +92,9 @@ class ExpandedGraph:
         self._eptr = np.cumsum([0] + [len(e) for e in self.edges], dtype=np.int64)
         # the layers: least costs and column minima in two arrays each, boxes and offsets per (layer, model)
         K = instance.max_epochs
-        self._chunks = [pool.take(0)]  # the memory the layers are carved from (given back by release())
-        self._used = 0  # entries of the last chunk taken
-        self._bufs = List.empty_list(numba.float32[::1])  # per layer: its boxes' least costs (in a chunk)
-        self._cbufs = List.empty_list(numba.float32[::1])  # per layer: their column minima
+        self._mem = [pool.take_largest()]  # the least costs' arena, from the pool (given back by release())
+        self._carena = np.empty(2 * M * (self.L + 1) * K, dtype=np.float32)  # column minima: at most 2 (L + 1) a box
+        self._pos = self._cpos = 0  # where the next layer goes in the arenas
         self._box = np.full((K, M, 4), -1, dtype=np.int64)
         self._off = np.zeros((K, M), dtype=np.int64)
         self._coff = np.zeros((K, M), dtype=np.int64)
@@ -148,18 +145,25 @@ class ExpandedGraph:
         """
         prev = max(k - 2, 0)
         while True:
-            cells, done, live, tops, low = layer_step(
-                k, self._bufs, self._cbufs, self._chunks[-1], self._used, self._box[prev], self._off[prev], self._adj,
+            cells, cn, done, live, tops, low = layer_step(
+                k, self._mem[0], self._pos, self._carena, self._cpos, self._box[prev], self._off[prev], self._adj,
                 self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top, self.L, self.Tb, self.eta,
                 self._box[k - 1], self._off[k - 1], self._coff[k - 1])
             if done:
                 break
-            self._chunks.append(pool.take(cells))  # the layer does not fit in what is left of the chunk
-            self._used = 0
-        self._used += cells
+            self._grow(self._pos + cells)  # the layer does not fit in the arena
+        self._pos += cells
+        self._cpos += cn
         self.cells += cells
         self.n_layers = k
         return live, tops, low
+
+    def _grow(self, need: int) -> None:
+        """Move the arena to one that holds ``need`` entries (at least twice as many): the layers keep their offsets."""
+        new = pool.take(max(need, 2 * len(self._mem[0])))
+        new[:self._pos] = self._mem[0][:self._pos]
+        pool.give(self._mem.pop())
+        self._mem.append(new)
 
     def _build(self) -> None:
         inst = self.instance
@@ -179,16 +183,15 @@ class ExpandedGraph:
     @property
     def layers(self) -> list[Layer]:
         """The layers as per-model views (for inspection and tests; the graph reads the flat arrays)."""
-        return [Layer.from_flat(self._bufs[k], self._cbufs[k], self._box[k], self._off[k], self._coff[k], self.eta)
+        return [Layer.from_flat(self._mem[0], self._carena, self._box[k], self._off[k], self._coff[k], self.eta)
                 for k in range(self.n_layers)]
 
     def release(self) -> None:
         """Give the layers' memory back for the next graph (:mod:`~deplbench.heuristics.models.pool`); the
         graph serves nothing afterwards. A chunk something else still views is not given back."""
-        self._bufs = self._cbufs = None
         self.n_layers = 0
-        while self._chunks:
-            pool.give(self._chunks.pop())
+        while self._mem:
+            pool.give(self._mem.pop())
 
     def within(self, i_max: int) -> None:
         """Serve paths of rounded time <= ``i_max`` (``eta``: conservative; more: relaxed, for stage 3 to re-time).
@@ -196,7 +199,7 @@ class ExpandedGraph:
         Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
         """
         self.i_max = min(int(i_max), self.Tb)
-        col = served_columns(self._bufs, self._cbufs, self._box, self._off, self._coff, self.n_layers, self.L,
+        col = served_columns(self._mem[0], self._carena, self._box, self._off, self._coff, self.n_layers, self.L,
                              self.i_max, self.eta)  # least cost per (layer, j)
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
@@ -226,7 +229,7 @@ class ExpandedGraph:
     def _relaxed_table(self, j: int) -> np.ndarray:
         """(layers, Tb+1): per layer, least cost reaching bucket >= j with rounded time <= i."""
         if j not in self._relaxed:
-            self._relaxed[j] = relaxed_rows(self._bufs, self._box, self._off, self.n_layers, j, self.Tb)
+            self._relaxed[j] = relaxed_rows(self._mem[0], self._box, self._off, self.n_layers, j, self.Tb)
         return self._relaxed[j]
 
     def relaxed_costs(self, j: int) -> np.ndarray:
@@ -247,7 +250,7 @@ class ExpandedGraph:
         region = self._sfx[:, j] if i_max == self.i_max else self._relaxed_table(j)[:, i_max]
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
-        seq = backtrack(self._bufs, self._box, self._off, k, np.float32(v), i_max, j, self.L, self._gb0, self._D,
+        seq = backtrack(self._mem[0], self._box, self._off, k, np.float32(v), i_max, j, self.L, self._gb0, self._D,
                         self._adj, self._dts, self._cs, self._opt, self._eptr)
         if seq[0, 0] < 0:
             raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem

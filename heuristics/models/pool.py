@@ -1,4 +1,4 @@
-"""Float32 chunks that DepL stage 2's graphs carve their layers from, handed back when a graph is done.
+"""Float32 arenas that DepL stage 2's graphs keep their layers in, handed back when a graph is done.
 
 A graph's layers take a few MB (``per_run`` default ``random``: about 4 MB per graph, three
 graphs per solve). Fresh memory costs its page faults on first touch (about 1.5 ms per 4 MB
@@ -30,6 +30,13 @@ def take(n: int) -> np.ndarray:
     if fits:
         return _FREE.pop(min(fits, key=lambda k: len(_FREE[k])))
     return np.empty(max(n, CHUNK), dtype=np.float32)
+
+
+def take_largest() -> np.ndarray:
+    """The largest free chunk (a graph's first arena: the most likely to hold all its layers), else a new one."""
+    if _FREE:
+        return _FREE.pop(max(range(len(_FREE)), key=lambda k: len(_FREE[k])))
+    return np.empty(CHUNK, dtype=np.float32)
 
 
 def give(chunk: np.ndarray) -> bool:

@@ -1,12 +1,12 @@
 """One layer of DepL stage 2's dynamic program, compiled.
 
-The graph (:mod:`deplbench.heuristics.models.graph`) keeps each layer in two float32 arrays:
-``buf`` holds the boxes' least costs (C order, model after model) and ``cbuf`` each box's column
-minima followed by its column minima over the rows <= eta. Boxes and offsets are rows of the
-graph's ``(K, M, 4)`` and ``(K, M)`` int64 arrays, so the compiled serving and backtracking loops
-(:mod:`deplbench.heuristics.models.serve`) read every layer from a typed list of the arrays,
-without a Python object per layer. (One growing arena for all layers was measured slower: a
-fresh large array costs its page faults, while per-layer arrays reuse freed heap memory.)
+The graph (:mod:`deplbench.heuristics.models.graph`) keeps every layer in two float32 arenas:
+``arena`` holds the boxes' least costs (C order, model after model, layer after layer) and
+``carena`` each box's column minima followed by its column minima over the rows <= eta. Boxes
+and offsets (into the arenas) are rows of the graph's ``(K, M, 4)`` and ``(K, M)`` int64 arrays,
+so the compiled serving and backtracking loops (:mod:`deplbench.heuristics.models.serve`) read
+every layer without a Python object per layer. (Numba's typed lists were measured: their
+first use in a process compiles them, about 0.3 s.)
 
 :func:`layer_step` does, per model, the operations of the textbook recurrence inside bounding
 boxes, in the same float32: the predecessors' boxes moved up by their loss deltas into a start
@@ -94,32 +94,32 @@ def _regions(first, pbox, adj, delta, gb0, dts, eptr, L, Tb):  # pragma: no cove
     return sbox, rows
 
 
-_SIG = ("Tuple((int64, boolean, int64, float32, float32))"
-        "(int64, ListType(float32[::1]), ListType(float32[::1]), float32[::1], int64, int64[:, ::1], int64[::1],"
-        " boolean[:, ::1], int64[:, ::1], int64[::1], int64[::1], float32[::1], int64[::1], float32[::1], int64,"
-        " int64, int64, int64[:, ::1], int64[::1], int64[::1])")
+_SIG = ("Tuple((int64, int64, boolean, int64, float32, float32))"
+        "(int64, float32[::1], int64, float32[::1], int64, int64[:, ::1], int64[::1], boolean[:, ::1],"
+        " int64[:, ::1], int64[::1], int64[::1], float32[::1], int64[::1], float32[::1], int64, int64, int64,"
+        " int64[:, ::1], int64[::1], int64[::1])")
 
 
 @numba.njit(_SIG, **JIT)
-def layer_step(k, bufs, cbufs, chunk, used, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, Tb, eta, box, off,
+def layer_step(k, arena, pos, carena, cpos, pbox, poff, adj, delta, gb0, dts, cs, eptr, top, L, Tb, eta, box, off,
                coff):  # pragma: no cover - compiled
-    """Make layer ``k`` (1-based) from layer k - 1 (``bufs[k - 2]``, ``pbox``, ``poff``) into ``chunk[used:]``.
+    """Make layer ``k`` (1-based) from layer k - 1 (``pbox``, ``poff``) into ``arena[pos:]`` and ``carena[cpos:]``.
 
     ``box``, ``off``, ``coff``: this layer's rows, written (-1s for a model with no finite state).
-    Model m's least costs are ``buf[off[m]:]`` (its box's rows by its columns), its column minima
-    ``cbuf[coff[m]:]`` and, right after them, its column minima over the rows <= eta (meaningful
-    where the box straddles eta); ``buf`` (a view of the chunk) and ``cbuf`` are appended to
-    ``bufs`` and ``cbufs``. ``top[i]``: the least cost of a top-bucket state with time <= i over
-    the earlier layers (states above it are dropped; docs/depl.md); lowered by this layer's top
-    bucket once the whole layer is made.
+    Model m's least costs are ``arena[off[m]:]`` (its box's rows by its columns), its column
+    minima ``carena[coff[m]:]`` and, right after them, its column minima over the rows <= eta
+    (meaningful where the box straddles eta). ``top[i]``: the least cost of a top-bucket state
+    with time <= i over the earlier layers (states above it are dropped; docs/depl.md); lowered
+    by this layer's top bucket once the whole layer is made.
 
-    Returns (n, done, live, top cost, least cost): the layer takes ``chunk[used:used + n]``; when
-    the chunk has less room, nothing is done (``done`` false, every argument unchanged) and the
-    caller calls again with room for n. Then the number of models with a finite state, the least
-    cost in the top bucket L and the least cost in the layer (inf when there is none).
+    Returns (n, cn, done, live, top cost, least cost): the layer takes ``arena[pos:pos + n]`` and
+    ``carena[cpos:cpos + cn]``; when an arena has less room, nothing is done (``done`` false,
+    every argument unchanged) and the caller calls again with room for them. Then the number of
+    models with a finite state, the least cost in the top bucket L and the least cost in the
+    layer (inf when there is none).
     """
     first = k == 1
-    pbuf = bufs[k - 2] if k > 1 else chunk[:0]
+    pbuf = arena
     M = adj.shape[1]
     sbox, rows = _regions(first, pbox, adj, delta, gb0, dts, eptr, L, Tb)
     fo = np.zeros(M + 1, dtype=np.int64)  # where each model's filled region starts in buf
@@ -129,10 +129,10 @@ def layer_step(k, bufs, cbufs, chunk, used, pbox, poff, adj, delta, gb0, dts, cs
         fo[m + 1] = fo[m] + (rows[m, 1] - rows[m, 0] + 1) * (sbox[m, 3] - sbox[m, 2] + 1) * live
         wo[m + 1] = wo[m] + (sbox[m, 3] - sbox[m, 2] + 1) * live
     inf = np.float32(np.inf)
-    if fo[M] > chunk.shape[0] - used:
-        return fo[M], False, 0, inf, inf
-    buf = chunk[used:used + fo[M]]
-    cbuf = np.empty(2 * wo[M], dtype=np.float32)
+    if pos + fo[M] > arena.shape[0] or cpos + 2 * wo[M] > carena.shape[0]:
+        return fo[M], 2 * wo[M], False, 0, inf, inf
+    buf = arena[pos:pos + fo[M]]
+    cbuf = carena[cpos:cpos + 2 * wo[M]]
     cmin = np.empty(wo[M], dtype=np.float32)
     emin = np.empty(wo[M], dtype=np.float32)
     cend = 0
@@ -177,15 +177,17 @@ def layer_step(k, bufs, cbufs, chunk, used, pbox, poff, adj, delta, gb0, dts, cs
                 top[i] = min(top[i], buf[off[m] + r * w + L - box[m, 2]])
     for i in range(1, top.shape[0]):
         top[i] = min(top[i], top[i - 1])
-    bufs.append(buf)
-    cbufs.append(cbuf)
+    for m in range(M):  # offsets into the arenas
+        if box[m, 0] >= 0:
+            off[m] += pos
+            coff[m] += cpos
     live, tops, low = 0, inf, inf
     for m in range(M):
         if box[m, 0] >= 0:
             live += 1
             w = box[m, 3] - box[m, 2] + 1
             for c in range(w):
-                low = min(low, cbuf[coff[m] + c])
+                low = min(low, carena[coff[m] + c])
             if box[m, 3] == L:
-                tops = min(tops, cbuf[coff[m] + L - box[m, 2]])
-    return fo[M], True, live, tops, low
+                tops = min(tops, carena[coff[m] + L - box[m, 2]])
+    return fo[M], cend, True, live, tops, low
