@@ -164,17 +164,29 @@ def _default_graph(seed: int = 0) -> ExpandedGraph:
     return ExpandedGraph(inst, inst.dataset_ids, quantile_surrogate(inst, g), 200)
 
 
-def test_an_arena_that_grows_gives_the_same_graph(monkeypatch):
-    """A layer that does not fit in the arena is made again in a larger one (the layers moved): same graph."""
+@pytest.mark.parametrize("viewed", [False, True], ids=["in place", "moved"])
+def test_an_arena_that_grows_gives_the_same_graph(monkeypatch, viewed):
+    """A layer that does not fit in the arena is made again once it is larger (resized in place, or moved
+    when a view of it is alive): the same graph as one whose arena held every layer from the start."""
     pool.clear()
     big = _default_graph()
     monkeypatch.setattr(pool, "CHUNK", 5000)
     pool.clear()
-    grows = []
+    grows, held = [], []
     grow = ExpandedGraph._grow
-    monkeypatch.setattr(ExpandedGraph, "_grow", lambda self, need: (grows.append(need), grow(self, need)))
+
+    def spy(self, need):
+        if viewed:
+            held.append(self._mem[0][:10])  # a view: the arena must not be resized under it
+        before = self._mem[0].__array_interface__["data"][0]
+        grow(self, need)
+        grows.append(self._mem[0].__array_interface__["data"][0] != before or not viewed)
+        assert len(self._mem[0]) >= need
+
+    monkeypatch.setattr(ExpandedGraph, "_grow", spy)
     small = _default_graph()
-    assert len(grows) >= 5
+    assert len(grows) >= 5 and all(grows)  # with a view alive, every growth moved the layers
+    assert all(np.array_equal(v, small._mem[0][:10]) for v in held)  # what the views show was not overwritten
     assert small.cells == big.cells and small.n_layers == big.n_layers
     for a, b in zip(small.layers, big.layers, strict=True):
         assert a.boxes == b.boxes
@@ -182,6 +194,7 @@ def test_an_arena_that_grows_gives_the_same_graph(monkeypatch):
             assert (x is None and y is None) or np.array_equal(x, y)
     assert np.array_equal(small.best, big.best)
     assert all(small.path(j) == big.path(j) for j in big.candidates())
+    held.clear()
     small.release()
     big.release()
 

@@ -159,11 +159,20 @@ class ExpandedGraph:
         return live, tops, low
 
     def _grow(self, need: int) -> None:
-        """Move the arena to one that holds ``need`` entries (at least twice as many): the layers keep their offsets."""
-        new = pool.take(max(need, 2 * len(self._mem[0])))
-        new[:self._pos] = self._mem[0][:self._pos]
-        pool.give(self._mem.pop())
-        self._mem.append(new)
+        """Make the arena hold ``need`` entries (at least twice as many): the layers keep their offsets.
+
+        In place when nothing else refers to the arena (``ndarray.resize``: a ``realloc``, which moves
+        the pages of a large block without copying them, so the layers are not held twice); else
+        copied into a larger one from the pool.
+        """
+        size = max(need, 2 * len(self._mem[0]))
+        try:
+            self._mem[0].resize(size, refcheck=True)
+        except ValueError:  # a view of the arena is alive: it must keep what it shows
+            new = pool.take(size)
+            new[:self._pos] = self._mem[0][:self._pos]
+            pool.give(self._mem.pop())
+            self._mem.append(new)
 
     def _build(self) -> None:
         inst = self.instance
