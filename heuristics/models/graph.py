@@ -16,7 +16,12 @@ region (not min-ed with inf), the rows <= eta are reduced apart, and the array l
 (predecessors moved into a start region, options applied, pruning, column minima) are compiled
 loops of :mod:`deplbench.heuristics.models.kernels` doing the same float32 operations
 (docs/depl.md, "Speed against the exact methods"); ``tests/test_stage2_dense.py`` checks every
-entry against the textbook dense recurrence.
+entry against the textbook dense recurrence. Since 2026-12-04 a layer is one call of
+:func:`~deplbench.heuristics.models.step.layer_step`, the layers live in one arena taken from
+(and given back to) :mod:`~deplbench.heuristics.models.pool`, and the served costs and paths
+are compiled loops over it (:mod:`~deplbench.heuristics.models.serve`; checked against the
+plain Python by ``tests/test_stage2_serve.py``). Paths are no longer memoised: a compiled step
+back costs less than the memo's bookkeeping.
 """
 
 from __future__ import annotations
