@@ -28,6 +28,7 @@ from deplbench.errors import InputError
 from deplbench.heuristics.allocation import allocate
 from deplbench.heuristics.datasets import DATASET_MODES
 from deplbench.heuristics.datasets.selection import ranked_datasets
+from deplbench.heuristics.models import pool
 from deplbench.heuristics.models.perrun import frontier_surrogate
 from deplbench.heuristics.models.selection import (
     ExpandedGraph,
@@ -291,12 +292,15 @@ def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: flo
     if proof is not None:
         return SolveResult(Status.INFEASIBLE, message=proof)
     s = _Search(instance, int(eta), float(eps), time.perf_counter() + time_limit)
-    if datasets == "search":
-        from deplbench.heuristics.datasets.search import search_datasets
+    try:
+        if datasets == "search":
+            from deplbench.heuristics.datasets.search import search_datasets
 
-        found = search_datasets(s, method, solve_datasets)
-    else:
-        found = _stage1_loop(s, method)
+            found = search_datasets(s, method, solve_datasets)
+        else:
+            found = _stage1_loop(s, method)
+    finally:
+        pool.clear()  # the graphs' memory is for the graphs of this run only (not held after it, e.g. by exact)
     extra = dict(s.stats)
     extra.update({f"t_{k}_s": v for k, v in s.times.items()})
     if found is None:

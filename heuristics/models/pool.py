@@ -7,8 +7,8 @@ paid them again. The graphs of one solve run one after the other: a graph that i
 its chunks back (:func:`give`) and the next one takes them (:func:`take`), so a solve touches
 the memory of its largest graph once. A chunk is taken back only when nothing else refers to
 it (no view of it is alive), so no two graphs ever share memory. At most ``KEEP`` bytes are
-kept; :func:`clear` empties the pool (the benchmarks that time solves "as in a fresh process" call
-it with ``deplbench.instances.evaluator.caches.clear``).
+kept, and the pipeline empties the pool (:func:`clear`) when its run ends, so no memory is held
+after a DepL run (``exact``, which starts from one, would carry it through its search).
 
 Imports numpy only.
 """
