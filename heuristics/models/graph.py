@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
 
 
-
 class ExpandedGraph:
     """The layered DP of stage 2 for one dataset choice and one surrogate.
 
@@ -95,7 +94,7 @@ class ExpandedGraph:
         self._cs = np.array([c for e in self.edges for _, c, _ in e], dtype=np.float32)
         self._opt = np.array([o for e in self.edges for _, _, o in e], dtype=np.int64)
         self._eptr = np.cumsum([0] + [len(e) for e in self.edges], dtype=np.int64)
-        # the layers: least costs and column minima in two arrays each, boxes and offsets per (layer, model)
+        # the layers: least costs and column minima in two arenas, boxes and offsets per (layer, model)
         K = instance.max_epochs
         self._mem = [pool.take_largest()]  # the least costs' arena, from the pool (given back by release())
         self._carena = np.empty(2 * M * (self.L + 1) * K, dtype=np.float32)  # column minima: at most 2 (L + 1) a box
@@ -156,6 +155,8 @@ class ExpandedGraph:
                 self._box[k - 1], self._off[k - 1], self._coff[k - 1])
             if done:
                 break
+            if self._cpos + cn > len(self._carena):  # sized for L + 1 columns per box: cannot happen
+                raise RuntimeError("stage 2's column minima overflow their arena")  # a bug, never an input problem
             self._grow(self._pos + cells)  # the layer does not fit in the arena
         self._pos += cells
         self._cpos += cn
@@ -196,7 +197,7 @@ class ExpandedGraph:
 
     @property
     def layers(self) -> list[Layer]:
-        """The layers as per-model views (for inspection and tests; the graph reads the flat arrays)."""
+        """The layers as per-model views (for inspection and tests; the graph reads the arenas)."""
         return [Layer.from_flat(self._mem[0], self._carena, self._box[k], self._off[k], self._coff[k], self.eta)
                 for k in range(self.n_layers)]
 
