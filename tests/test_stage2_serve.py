@@ -164,29 +164,17 @@ def _default_graph(seed: int = 0) -> ExpandedGraph:
     return ExpandedGraph(inst, inst.dataset_ids, quantile_surrogate(inst, g), 200)
 
 
-@pytest.mark.parametrize("viewed", [False, True], ids=["in place", "moved"])
-def test_an_arena_that_grows_gives_the_same_graph(monkeypatch, viewed):
-    """A layer that does not fit in the arena is made again once it is larger (resized in place, or moved
-    when a view of it is alive): the same graph as one whose arena held every layer from the start."""
+def test_layers_spread_over_many_chunks_equal_one_chunk(monkeypatch):
+    """A layer that does not fit in what is left of a chunk is made again in a new one: the same graph as
+    one whose first chunk held every layer."""
     pool.clear()
     big = _default_graph()
-    monkeypatch.setattr(pool, "CHUNK", 5000)
+    monkeypatch.setattr(pool, "CHUNK", 2000)
+    monkeypatch.setattr(pool, "CAP", 20000)
     pool.clear()
-    grows, held = [], []
-    grow = ExpandedGraph._grow
-
-    def spy(self, need):
-        if viewed:
-            held.append(self._mem[0][:10])  # a view: the arena must not be resized under it
-        before = self._mem[0].__array_interface__["data"][0]
-        grow(self, need)
-        grows.append(self._mem[0].__array_interface__["data"][0] != before or not viewed)
-        assert len(self._mem[0]) >= need
-
-    monkeypatch.setattr(ExpandedGraph, "_grow", spy)
     small = _default_graph()
-    assert len(grows) >= 5 and all(grows)  # with a view alive, every growth moved the layers
-    assert all(np.array_equal(v, small._mem[0][:10]) for v in held)  # what the views show was not overwritten
+    assert len(big._mem) == 1 and len(small._mem) > 5
+    assert len(set(small._cix[:small.n_layers].tolist())) > 5  # the layers really are in different chunks
     assert small.cells == big.cells and small.n_layers == big.n_layers
     for a, b in zip(small.layers, big.layers, strict=True):
         assert a.boxes == b.boxes
@@ -194,9 +182,22 @@ def test_an_arena_that_grows_gives_the_same_graph(monkeypatch, viewed):
             assert (x is None and y is None) or np.array_equal(x, y)
     assert np.array_equal(small.best, big.best)
     assert all(small.path(j) == big.path(j) for j in big.candidates())
-    held.clear()
+    small.within(small.Tb)
+    big.within(big.Tb)
+    assert all(np.array_equal(small.relaxed_costs(j), big.relaxed_costs(j)) for j in big.candidates())
     small.release()
     big.release()
+
+
+def test_chunk_sizes_double_then_follow_the_graph():
+    sizes, held = [], pool.CHUNK
+    for count in range(1, 20):
+        sizes.append(pool.next_size(held, count, 1))
+        held += sizes[-1]
+    assert sizes[0] == 2 * pool.CHUNK and max(sizes[:6]) <= pool.CAP
+    assert all(b >= a for a, b in zip(sizes, sizes[1:], strict=False))  # never smaller
+    assert all(s <= max(pool.CAP, h // 2) for s, h in zip(sizes, np.cumsum([pool.CHUNK] + sizes), strict=False))
+    assert pool.next_size(10, 1, 5 * pool.CAP) == 5 * pool.CAP  # a layer larger than the rule gets its own
 
 
 def test_a_released_graph_gives_its_chunks_to_the_next():

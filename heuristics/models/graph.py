@@ -34,12 +34,15 @@ import numpy as np
 
 from deplbench.heuristics.models import pool
 from deplbench.heuristics.models.layers import Layer
-from deplbench.heuristics.models.serve import backtrack, relaxed_rows, served_columns
+from deplbench.heuristics.models.serve import SLOTS, backtrack, relaxed_rows, served_columns
 from deplbench.heuristics.models.step import layer_step
 from deplbench.instances.semantics import Options, options
 
 if TYPE_CHECKING:
     from deplbench.heuristics.models.selection import Surrogate
+
+
+_EMPTY = np.empty(0, dtype=np.float32)  # the unused slots of the chunk tuple
 
 
 class ExpandedGraph:
@@ -94,11 +97,13 @@ class ExpandedGraph:
         self._cs = np.array([c for e in self.edges for _, c, _ in e], dtype=np.float32)
         self._opt = np.array([o for e in self.edges for _, _, o in e], dtype=np.int64)
         self._eptr = np.cumsum([0] + [len(e) for e in self.edges], dtype=np.int64)
-        # the layers: least costs and column minima in two arenas, boxes and offsets per (layer, model)
+        # the layers: least costs in chunks and column minima in an arena, boxes and offsets per (layer, model)
         K = instance.max_epochs
-        self._mem = [pool.take_largest()]  # the least costs' arena, from the pool (given back by release())
+        self._mem = [pool.take_largest()]  # the least costs' chunks, from the pool (given back by release())
+        self._cix = np.zeros(K, dtype=np.int64)  # the chunk of each layer
+        self._tup: tuple | None = None  # the chunks as the compiled serving reads them (set once built)
         self._carena = np.empty(2 * M * (self.L + 1) * K, dtype=np.float32)  # column minima: at most 2 (L + 1) a box
-        self._pos = self._cpos = 0  # where the next layer goes in the arenas
+        self._pos = self._cpos = 0  # where the next layer goes in the last chunk and in the column minima
         self._box = np.full((K, M, 4), -1, dtype=np.int64)
         self._off = np.zeros((K, M), dtype=np.int64)
         self._coff = np.zeros((K, M), dtype=np.int64)
@@ -150,35 +155,23 @@ class ExpandedGraph:
         prev = max(k - 2, 0)
         while True:
             cells, cn, done, live, tops, low = layer_step(
-                k, self._mem[0], self._pos, self._carena, self._cpos, self._box[prev], self._off[prev], self._adj,
-                self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top, self.L, self.Tb, self.eta,
-                self._box[k - 1], self._off[k - 1], self._coff[k - 1])
+                k, self._mem[self._cix[prev]], self._mem[-1], self._pos, self._carena, self._cpos, self._box[prev],
+                self._off[prev], self._adj, self._D[k - 1], self._gb0, self._dts, self._cs, self._eptr, self._top,
+                self.L, self.Tb, self.eta, self._box[k - 1], self._off[k - 1], self._coff[k - 1])
             if done:
                 break
             if self._cpos + cn > len(self._carena):  # sized for L + 1 columns per box: cannot happen
                 raise RuntimeError("stage 2's column minima overflow their arena")  # a bug, never an input problem
-            self._grow(self._pos + cells)  # the layer does not fit in the arena
+            if len(self._mem) == SLOTS:  # chunks grow geometrically: thousands of TB before this
+                raise MemoryError("stage 2's graph needs more memory chunks than it can address")
+            self._mem.append(pool.take(pool.next_size(sum(len(c) for c in self._mem), len(self._mem), cells)))
+            self._pos = 0  # the layer does not fit in what is left of the chunk: made in a new one
+        self._cix[k - 1] = len(self._mem) - 1
         self._pos += cells
         self._cpos += cn
         self.cells += cells
         self.n_layers = k
         return live, tops, low
-
-    def _grow(self, need: int) -> None:
-        """Make the arena hold ``need`` entries (at least twice as many): the layers keep their offsets.
-
-        In place when nothing else refers to the arena (``ndarray.resize``: a ``realloc``, which moves
-        the pages of a large block without copying them, so the layers are not held twice); else
-        copied into a larger one from the pool.
-        """
-        size = max(need, 2 * len(self._mem[0]))
-        try:
-            self._mem[0].resize(size, refcheck=True)
-        except ValueError:  # a view of the arena is alive: it must keep what it shows
-            new = pool.take(size)
-            new[:self._pos] = self._mem[0][:self._pos]
-            pool.give(self._mem.pop())
-            self._mem.append(new)
 
     def _build(self) -> None:
         inst = self.instance
@@ -193,18 +186,21 @@ class ExpandedGraph:
             # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
             if best_top != np.inf and low + cmin >= best_top:
                 break
+        self._tup = tuple(self._mem) + (_EMPTY,) * (SLOTS - len(self._mem))
         self.within(self.eta)
 
     @property
     def layers(self) -> list[Layer]:
         """The layers as per-model views (for inspection and tests; the graph reads the arenas)."""
-        return [Layer.from_flat(self._mem[0], self._carena, self._box[k], self._off[k], self._coff[k], self.eta)
+        return [Layer.from_flat(self._mem[self._cix[k]], self._carena, self._box[k], self._off[k], self._coff[k],
+                                self.eta)
                 for k in range(self.n_layers)]
 
     def release(self) -> None:
         """Give the layers' memory back for the next graph (:mod:`~deplbench.heuristics.models.pool`); the
         graph serves nothing afterwards. A chunk something else still views is not given back."""
         self.n_layers = 0
+        self._tup = None
         while self._mem:
             pool.give(self._mem.pop())
 
@@ -214,7 +210,7 @@ class ExpandedGraph:
         Sets ``best[j]``, the least cost of such a path reaching loss bucket >= j.
         """
         self.i_max = min(int(i_max), self.Tb)
-        col = served_columns(self._mem[0], self._carena, self._box, self._off, self._coff, self.n_layers, self.L,
+        col = served_columns(self._tup, self._cix, self._carena, self._box, self._off, self._coff, self.n_layers, self.L,
                              self.i_max, self.eta)  # least cost per (layer, j)
         self._sfx = np.minimum.accumulate(col[:, ::-1], axis=1)[:, ::-1]  # per layer: reaching >= j
         self.best = self._sfx.min(axis=0)
@@ -244,7 +240,7 @@ class ExpandedGraph:
     def _relaxed_table(self, j: int) -> np.ndarray:
         """(layers, Tb+1): per layer, least cost reaching bucket >= j with rounded time <= i."""
         if j not in self._relaxed:
-            self._relaxed[j] = relaxed_rows(self._mem[0], self._box, self._off, self.n_layers, j, self.Tb)
+            self._relaxed[j] = relaxed_rows(self._tup, self._cix, self._box, self._off, self.n_layers, j, self.Tb)
         return self._relaxed[j]
 
     def relaxed_costs(self, j: int) -> np.ndarray:
@@ -265,7 +261,7 @@ class ExpandedGraph:
         region = self._sfx[:, j] if i_max == self.i_max else self._relaxed_table(j)[:, i_max]
         v = value if value is not None else region.min()
         k = int(np.flatnonzero(region == v)[0])
-        seq = backtrack(self._mem[0], self._box, self._off, k, np.float32(v), i_max, j, self.L, self._gb0, self._D,
+        seq = backtrack(self._tup, self._cix, self._box, self._off, k, np.float32(v), i_max, j, self.L, self._gb0, self._D,
                         self._adj, self._dts, self._cs, self._opt, self._eptr)
         if seq[0, 0] < 0:
             raise RuntimeError("stage 2 backtracking lost the path")  # a bug, never an input problem

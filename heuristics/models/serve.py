@@ -1,8 +1,8 @@
 """What DepL stage 2's graph serves, read from its layers by compiled loops: costs and paths.
 
 The layers are those :func:`deplbench.heuristics.models.step.layer_step` made (boxes
-``box[k, m]``, least costs ``arena[off[k, m]:]``, column minima ``carena[coff[k, m]:]``
-followed by those of the rows <= eta). Every result is a minimum or an equality test of stored
+``box[k, m]``, least costs ``chunks[cix[k]][off[k, m]:]``, column minima ``carena[coff[k, m]:]``
+followed by those of the rows <= eta; ``chunks`` is a tuple of ``SLOTS`` arrays). Every result is a minimum or an equality test of stored
 float32 values (and the same float32 sums ``value + cost`` as the graph made), so it does not
 depend on the order of the loops: the values, and the first state found in C order, are those
 of the per-layer numpy code they replace (docs/depl.md). Compiled when imported (eager
@@ -17,11 +17,13 @@ import numpy as np
 from deplbench.numeric import JIT
 
 _INF = np.float32(np.inf)
+SLOTS = 32  # chunks a graph may hold (a fixed tuple: numba compiles one signature)
+_CH = f"UniTuple(float32[::1], {SLOTS}), int64[::1]"  # the chunks and each layer's chunk
 
 
-@numba.njit("float32[:, ::1](float32[::1], float32[::1], int64[:, :, ::1], int64[:, ::1], int64[:, ::1], int64, "
+@numba.njit(f"float32[:, ::1]({_CH}, float32[::1], int64[:, :, ::1], int64[:, ::1], int64[:, ::1], int64, "
             "int64, int64, int64)", **JIT)
-def served_columns(arena, carena, box, off, coff, nk, L, i_max, eta):  # pragma: no cover - compiled
+def served_columns(chunks, cix, carena, box, off, coff, nk, L, i_max, eta):  # pragma: no cover - compiled
     """(nk, L + 1): per layer and loss bucket j, the least cost of a state with time <= ``i_max``."""
     col = np.full((nk, L + 1), _INF, dtype=np.float32)
     for k in range(nk):
@@ -41,14 +43,14 @@ def served_columns(arena, carena, box, off, coff, nk, L, i_max, eta):  # pragma:
                     dst[c] = min(dst[c], src[c])
             else:
                 for r in range(i_max - i0 + 1):
-                    src = arena[off[k, m] + r * w:off[k, m] + (r + 1) * w]
+                    src = chunks[cix[k]][off[k, m] + r * w:off[k, m] + (r + 1) * w]
                     for c in range(w):
                         dst[c] = min(dst[c], src[c])
     return col
 
 
-@numba.njit("float32[:, ::1](float32[::1], int64[:, :, ::1], int64[:, ::1], int64, int64, int64)", **JIT)
-def relaxed_rows(arena, box, off, nk, j, Tb):  # pragma: no cover - compiled
+@numba.njit(f"float32[:, ::1]({_CH}, int64[:, :, ::1], int64[:, ::1], int64, int64, int64)", **JIT)
+def relaxed_rows(chunks, cix, box, off, nk, j, Tb):  # pragma: no cover - compiled
     """(nk, Tb + 1): per layer and time bucket i, the least cost reaching bucket >= j with time <= i."""
     per = np.full((nk, Tb + 1), _INF, dtype=np.float32)
     for k in range(nk):
@@ -58,7 +60,7 @@ def relaxed_rows(arena, box, off, nk, j, Tb):  # pragma: no cover - compiled
                 continue
             w, c0 = j1 - j0 + 1, max(j, j0) - j0
             for r in range(i1 - i0 + 1):
-                row = arena[off[k, m] + r * w + c0:off[k, m] + (r + 1) * w]
+                row = chunks[cix[k]][off[k, m] + r * w + c0:off[k, m] + (r + 1) * w]
                 low = _INF
                 for c in range(row.shape[0]):
                     low = min(low, row[c])
@@ -69,16 +71,16 @@ def relaxed_rows(arena, box, off, nk, j, Tb):  # pragma: no cover - compiled
 
 
 @numba.njit(**JIT)
-def _value(arena, box, off, k, m, i, j):  # pragma: no cover - compiled
+def _value(chunks, cix, box, off, k, m, i, j):  # pragma: no cover - compiled
     """Least cost of state (layer k, model m, i, j): inf outside the box."""
     i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
     if i0 < 0 or not (i0 <= i <= i1 and j0 <= j <= j1):
         return _INF
-    return arena[off[k, m] + (i - i0) * (j1 - j0 + 1) + j - j0]
+    return chunks[cix[k]][off[k, m] + (i - i0) * (j1 - j0 + 1) + j - j0]
 
 
 @numba.njit(**JIT)
-def _first(arena, box, off, k, v, i_max, j):  # pragma: no cover - compiled
+def _first(chunks, cix, box, off, k, v, i_max, j):  # pragma: no cover - compiled
     """First state (C order of (m, i, j')) of layer k with i <= i_max, j' >= j and cost v; (-1, 0, 0) if none."""
     for m in range(box.shape[1]):
         i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
@@ -86,7 +88,7 @@ def _first(arena, box, off, k, v, i_max, j):  # pragma: no cover - compiled
             continue
         w, c0 = j1 - j0 + 1, max(j, j0)
         for r in range(min(i1, i_max) - i0 + 1):
-            row = arena[off[k, m] + r * w:off[k, m] + (r + 1) * w]
+            row = chunks[cix[k]][off[k, m] + r * w:off[k, m] + (r + 1) * w]
             for c in range(c0 - j0, w):
                 if row[c] == v:
                     return m, i0 + r, j0 + c
@@ -94,7 +96,7 @@ def _first(arena, box, off, k, v, i_max, j):  # pragma: no cover - compiled
 
 
 @numba.njit(**JIT)
-def _back(arena, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, opt, eptr):  # pragma: no cover - compiled
+def _back(chunks, cix, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, opt, eptr):  # pragma: no cover - compiled
     """(option, previous model, previous time bucket, previous loss bucket) of stored state (kk, m, i, j)
     of cost v: the first (option, predecessor, column) in the graph's order whose sum is v; option -1
     when none is."""
@@ -112,7 +114,7 @@ def _back(arena, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, opt, ept
             if not adj[a, m] or i0 < 0 or not i0 <= ip <= i1:
                 continue
             d, w = delta[kk, a, m], j1 - j0 + 1
-            row = arena[off[kk - 1, a] + (ip - i0) * w:off[kk - 1, a] + (ip - i0 + 1) * w]
+            row = chunks[cix[kk - 1]][off[kk - 1, a] + (ip - i0) * w:off[kk - 1, a] + (ip - i0 + 1) * w]
             if j == L and d >= 0:  # the top bucket: every source column that saturates, in order
                 for jp in range(max(L - d, 0, j0), min(L, j1) + 1):
                     if row[jp - j0] + c == v:
@@ -122,21 +124,21 @@ def _back(arena, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, opt, ept
     return -1, 0, 0, 0
 
 
-@numba.njit("int64[:, ::1](float32[::1], int64[:, :, ::1], int64[:, ::1], int64, float32, int64, int64, int64, "
+@numba.njit(f"int64[:, ::1]({_CH}, int64[:, :, ::1], int64[:, ::1], int64, float32, int64, int64, int64, "
             "int64[::1], int64[:, :, ::1], boolean[:, ::1], int64[::1], float32[::1], int64[::1], int64[::1])", **JIT)
-def backtrack(arena, box, off, k, v, i_max, j, L, gb0, delta, adj, dts, cs, opt, eptr):  # pragma: no cover
+def backtrack(chunks, cix, box, off, k, v, i_max, j, L, gb0, delta, adj, dts, cs, opt, eptr):  # pragma: no cover
     """The path of the first state of layer k (C order) with time <= i_max, loss bucket >= j and cost v.
 
     Returns (k + 1, 2): per epoch, its model and option index; a first row (-1, -1) when the
     state or a step back is not found (a bug, never an input problem).
     """
     out = np.full((k + 1, 2), -1, dtype=np.int64)
-    m, i, jj = _first(arena, box, off, k, v, i_max, j)
+    m, i, jj = _first(chunks, cix, box, off, k, v, i_max, j)
     if m < 0:
         return out
     for kk in range(k, -1, -1):
-        o, a, ip, jp = _back(arena, box, off, kk, m, i, jj, _value(arena, box, off, kk, m, i, jj), L, gb0, delta,
-                             adj, dts, cs, opt, eptr)
+        o, a, ip, jp = _back(chunks, cix, box, off, kk, m, i, jj, _value(chunks, cix, box, off, kk, m, i, jj), L, gb0,
+                             delta, adj, dts, cs, opt, eptr)
         if o < 0:
             out[0, 0] = -1
             return out
