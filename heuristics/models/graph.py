@@ -17,9 +17,9 @@ region (not min-ed with inf), the rows <= eta are reduced apart, and the array l
 loops of :mod:`deplbench.heuristics.models.kernels` doing the same float32 operations
 (docs/depl.md, "Speed against the exact methods"); ``tests/test_stage2_dense.py`` checks every
 entry against the textbook dense recurrence. Since 2026-12-04 a layer is one call of
-:func:`~deplbench.heuristics.models.step.layer_step`, the layers live in one arena taken from
+:func:`~deplbench.heuristics.models.step.layer_step`, the layers live in chunks taken from
 (and given back to) :mod:`~deplbench.heuristics.models.pool`, and the served costs and paths
-are compiled loops over it (:mod:`~deplbench.heuristics.models.serve`; checked against the
+are compiled loops over them (:mod:`~deplbench.heuristics.models.serve`; checked against the
 plain Python by ``tests/test_stage2_serve.py``). Paths are no longer memoised: a compiled step
 back costs less than the memo's bookkeeping.
 """
@@ -101,7 +101,7 @@ class ExpandedGraph:
         K = instance.max_epochs
         self._mem = [pool.take_largest()]  # the least costs' chunks, from the pool (given back by release())
         self._cix = np.zeros(K, dtype=np.int64)  # the chunk of each layer
-        self._tup: tuple | None = None  # the chunks as the compiled serving reads them (set once built)
+        self._tup = None  # the chunks as the compiled serving reads them (set once built)
         self._carena = np.empty(2 * M * (self.L + 1) * K, dtype=np.float32)  # column minima: at most 2 (L + 1) a box
         self._pos = self._cpos = 0  # where the next layer goes in the last chunk and in the column minima
         self._box = np.full((K, M, 4), -1, dtype=np.int64)
@@ -186,12 +186,13 @@ class ExpandedGraph:
             # no continuation can be cheaper for any requirement up to the cap (never while best_top is inf)
             if best_top != np.inf and low + cmin >= best_top:
                 break
-        self._tup = tuple(self._mem) + (_EMPTY,) * (SLOTS - len(self._mem))
+        # one chunk (the common case) is passed as is; more as a tuple of SLOTS (the compiled loops have both)
+        self._tup = self._mem[0] if len(self._mem) == 1 else tuple(self._mem) + (_EMPTY,) * (SLOTS - len(self._mem))
         self.within(self.eta)
 
     @property
     def layers(self) -> list[Layer]:
-        """The layers as per-model views (for inspection and tests; the graph reads the arenas)."""
+        """The layers as per-model views (for inspection and tests; the graph reads the chunks)."""
         return [Layer.from_flat(self._mem[self._cix[k]], self._carena, self._box[k], self._off[k], self._coff[k],
                                 self.eta)
                 for k in range(self.n_layers)]

@@ -2,7 +2,7 @@
 
 A layer keeps, per model, only the bounding box of its finite entries (the least costs of the
 states (time bucket i, loss bucket j) inside it, C-ordered) and the column minima of that box.
-The graph stores its layers in two arenas (:mod:`deplbench.heuristics.models.step`); a
+The graph stores its layers in flat chunks (:mod:`deplbench.heuristics.models.step`); a
 :class:`Layer` is the per-model view of one, for inspection and the tests. Imports numpy only.
 """
 

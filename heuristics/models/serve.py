@@ -13,20 +13,41 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from deplbench.numeric import JIT
 
 _INF = np.float32(np.inf)
 SLOTS = 32  # chunks a graph may hold (a fixed tuple: numba compiles one signature)
-_CH = f"UniTuple(float32[::1], {SLOTS}), int64[::1]"  # the chunks and each layer's chunk
+# every loop is compiled twice: for one chunk (the common case, read directly) and for a tuple of them
+_ONE, _MANY = "float32[::1], int64[::1]", f"UniTuple(float32[::1], {SLOTS}), int64[::1]"
 
 
-@numba.njit(f"float32[:, ::1]({_CH}, float32[::1], int64[:, :, ::1], int64[:, ::1], int64[:, ::1], int64, "
-            "int64, int64, int64)", **JIT)
+def _chunk(chunks, cix, k):  # pragma: no cover - replaced by its overload in compiled code
+    """The chunk that holds layer ``k``."""
+    raise NotImplementedError
+
+
+@overload(_chunk, jit_options=JIT)
+def _chunk_impl(chunks, cix, k):  # pragma: no cover - compiled
+    if isinstance(chunks, types.Array):  # one chunk: every layer is in it (no branch per read)
+        return lambda chunks, cix, k: chunks
+    return lambda chunks, cix, k: chunks[cix[k]]  # a tuple read at a run-time index: a branch per slot
+
+
+def _sigs(fmt: str) -> list[str]:
+    """``fmt`` with the chunk arguments of one chunk and of a tuple of them."""
+    return [fmt.format(ch=_ONE), fmt.format(ch=_MANY)]
+
+
+@numba.njit(_sigs("float32[:, ::1]({ch}, float32[::1], int64[:, :, ::1], int64[:, ::1], int64[:, ::1], int64, int64, "
+                  "int64, int64)"), **JIT)
 def served_columns(chunks, cix, carena, box, off, coff, nk, L, i_max, eta):  # pragma: no cover - compiled
     """(nk, L + 1): per layer and loss bucket j, the least cost of a state with time <= ``i_max``."""
     col = np.full((nk, L + 1), _INF, dtype=np.float32)
     for k in range(nk):
+        buf = _chunk(chunks, cix, k)  # once per layer: a tuple read at a run-time index is a branch per slot
         for m in range(box.shape[1]):
             i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
             if i0 < 0 or i0 > i_max:
@@ -43,24 +64,25 @@ def served_columns(chunks, cix, carena, box, off, coff, nk, L, i_max, eta):  # p
                     dst[c] = min(dst[c], src[c])
             else:
                 for r in range(i_max - i0 + 1):
-                    src = chunks[cix[k]][off[k, m] + r * w:off[k, m] + (r + 1) * w]
+                    src = buf[off[k, m] + r * w:off[k, m] + (r + 1) * w]
                     for c in range(w):
                         dst[c] = min(dst[c], src[c])
     return col
 
 
-@numba.njit(f"float32[:, ::1]({_CH}, int64[:, :, ::1], int64[:, ::1], int64, int64, int64)", **JIT)
+@numba.njit(_sigs("float32[:, ::1]({ch}, int64[:, :, ::1], int64[:, ::1], int64, int64, int64)"), **JIT)
 def relaxed_rows(chunks, cix, box, off, nk, j, Tb):  # pragma: no cover - compiled
     """(nk, Tb + 1): per layer and time bucket i, the least cost reaching bucket >= j with time <= i."""
     per = np.full((nk, Tb + 1), _INF, dtype=np.float32)
     for k in range(nk):
+        buf = _chunk(chunks, cix, k)
         for m in range(box.shape[1]):
             i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
             if i0 < 0 or j1 < j:
                 continue
             w, c0 = j1 - j0 + 1, max(j, j0) - j0
             for r in range(i1 - i0 + 1):
-                row = chunks[cix[k]][off[k, m] + r * w + c0:off[k, m] + (r + 1) * w]
+                row = buf[off[k, m] + r * w + c0:off[k, m] + (r + 1) * w]
                 low = _INF
                 for c in range(row.shape[0]):
                     low = min(low, row[c])
@@ -76,19 +98,20 @@ def _value(chunks, cix, box, off, k, m, i, j):  # pragma: no cover - compiled
     i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
     if i0 < 0 or not (i0 <= i <= i1 and j0 <= j <= j1):
         return _INF
-    return chunks[cix[k]][off[k, m] + (i - i0) * (j1 - j0 + 1) + j - j0]
+    return _chunk(chunks, cix, k)[off[k, m] + (i - i0) * (j1 - j0 + 1) + j - j0]
 
 
 @numba.njit(**JIT)
 def _first(chunks, cix, box, off, k, v, i_max, j):  # pragma: no cover - compiled
     """First state (C order of (m, i, j')) of layer k with i <= i_max, j' >= j and cost v; (-1, 0, 0) if none."""
+    buf = _chunk(chunks, cix, k)
     for m in range(box.shape[1]):
         i0, i1, j0, j1 = box[k, m, 0], box[k, m, 1], box[k, m, 2], box[k, m, 3]
         if i0 < 0 or i0 > i_max or j1 < j:
             continue
         w, c0 = j1 - j0 + 1, max(j, j0)
         for r in range(min(i1, i_max) - i0 + 1):
-            row = chunks[cix[k]][off[k, m] + r * w:off[k, m] + (r + 1) * w]
+            row = buf[off[k, m] + r * w:off[k, m] + (r + 1) * w]
             for c in range(c0 - j0, w):
                 if row[c] == v:
                     return m, i0 + r, j0 + c
@@ -105,6 +128,7 @@ def _back(chunks, cix, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, op
             if dts[e] == i and min(gb0[m], L) == j and cs[e] == v:
                 return opt[e], m, 0, 0
         return -1, 0, 0, 0
+    buf = _chunk(chunks, cix, kk - 1)
     for e in range(eptr[m], eptr[m + 1]):
         if dts[e] > i:
             continue
@@ -114,7 +138,7 @@ def _back(chunks, cix, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, op
             if not adj[a, m] or i0 < 0 or not i0 <= ip <= i1:
                 continue
             d, w = delta[kk, a, m], j1 - j0 + 1
-            row = chunks[cix[kk - 1]][off[kk - 1, a] + (ip - i0) * w:off[kk - 1, a] + (ip - i0 + 1) * w]
+            row = buf[off[kk - 1, a] + (ip - i0) * w:off[kk - 1, a] + (ip - i0 + 1) * w]
             if j == L and d >= 0:  # the top bucket: every source column that saturates, in order
                 for jp in range(max(L - d, 0, j0), min(L, j1) + 1):
                     if row[jp - j0] + c == v:
@@ -124,8 +148,9 @@ def _back(chunks, cix, box, off, kk, m, i, j, v, L, gb0, delta, adj, dts, cs, op
     return -1, 0, 0, 0
 
 
-@numba.njit(f"int64[:, ::1]({_CH}, int64[:, :, ::1], int64[:, ::1], int64, float32, int64, int64, int64, "
-            "int64[::1], int64[:, :, ::1], boolean[:, ::1], int64[::1], float32[::1], int64[::1], int64[::1])", **JIT)
+@numba.njit(_sigs("int64[:, ::1]({ch}, int64[:, :, ::1], int64[:, ::1], int64, float32, int64, int64, int64, "
+                  "int64[::1], int64[:, :, ::1], boolean[:, ::1], int64[::1], float32[::1], int64[::1], int64[::1])"),
+            **JIT)
 def backtrack(chunks, cix, box, off, k, v, i_max, j, L, gb0, delta, adj, dts, cs, opt, eptr):  # pragma: no cover
     """The path of the first state of layer k (C order) with time <= i_max, loss bucket >= j and cost v.
 

@@ -178,7 +178,7 @@ def layer_step(k, pbuf, arena, pos, carena, cpos, pbox, poff, adj, delta, gb0, d
                 top[i] = min(top[i], buf[off[m] + r * w + L - box[m, 2]])
     for i in range(1, top.shape[0]):
         top[i] = min(top[i], top[i - 1])
-    for m in range(M):  # offsets into the arenas
+    for m in range(M):  # offsets into the chunk and the column minima
         if box[m, 0] >= 0:
             off[m] += pos
             coff[m] += cpos
