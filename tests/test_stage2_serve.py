@@ -234,3 +234,16 @@ def test_the_pool_keeps_at_most_its_bound(monkeypatch):
     assert len(pool._FREE) == 3
     pool.clear()
     assert not pool._FREE
+
+
+def test_a_large_chunk_that_cannot_be_mapped_is_a_memory_error(monkeypatch):
+    """Under an address-space cap the mapping fails with ENOMEM: the same MemoryError (a memout) as numpy's."""
+    import mmap
+
+    def refuse(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    with pytest.raises(MemoryError, match="could not map"):
+        pool.take(pool.HUGE + 1)
+    assert pool.take(pool.HUGE).dtype == np.float32  # numpy's chunks do not map

@@ -42,7 +42,10 @@ def _new(n: int) -> np.ndarray:
     a graph of 2.4 GB in 5.0-5.3 s against 2.2-2.5 s)."""
     if n <= HUGE:
         return np.empty(n, dtype=np.float32)
-    return np.frombuffer(mmap.mmap(-1, 4 * n), dtype=np.float32)  # writable, freed with the array
+    try:
+        return np.frombuffer(mmap.mmap(-1, 4 * n), dtype=np.float32)  # writable, freed with the array
+    except OSError as exc:  # ENOMEM under an address-space cap: the memout numpy's allocation would give
+        raise MemoryError(f"stage 2 could not map {4 * n} bytes: {exc}") from exc
 
 
 def next_size(held: int, count: int, need: int) -> int:
