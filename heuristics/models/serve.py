@@ -2,11 +2,12 @@
 
 The layers are those :func:`deplbench.heuristics.models.step.layer_step` made (boxes
 ``box[k, m]``, least costs ``chunks[cix[k]][off[k, m]:]``, column minima ``carena[coff[k, m]:]``
-followed by those of the rows <= eta; ``chunks`` is a tuple of ``SLOTS`` arrays). Every result is a minimum or an equality test of stored
-float32 values (and the same float32 sums ``value + cost`` as the graph made), so it does not
-depend on the order of the loops: the values, and the first state found in C order, are those
-of the per-layer numpy code they replace (docs/depl.md). Compiled when imported (eager
-signatures). Imports numpy, numba and the suite's compile options.
+followed by those of the rows <= eta; ``chunks`` is the graph's one chunk, or a tuple of
+``SLOTS`` arrays). Every result is a minimum or an equality test of stored float32 values (and
+the same float32 sums ``value + cost`` as the graph made), so it does not depend on the order of
+the loops: the values, and the first state found in C order, are those of the per-layer numpy
+code they replace (docs/depl.md). Compiled when imported (eager signatures). Imports numpy,
+numba and the suite's compile options.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The graph (:mod:`deplbench.heuristics.models.graph`) keeps its layers in float32
 inside one chunk: the boxes' least costs, C order, model after model) and one ``carena`` (each
 box's column minima followed by its column minima over the rows <= eta). Boxes, the chunk of
 each layer and offsets are rows of the graph's int64 arrays, so the compiled serving and
-backtracking loops (:mod:`deplbench.heuristics.models.serve`) read every layer from a tuple of
-the chunks, without a Python object per layer. (Numba's typed lists were measured: their first
+backtracking loops (:mod:`deplbench.heuristics.models.serve`) read every layer from the chunks,
+without a Python object per layer. (Numba's typed lists were measured: their first
 use in a process compiles them, about 0.3 s. One arena grown by copying was measured too: at
 eta 1000 with 6 models and 60 epochs its copies took the graph from 0.63 to 2.7 s.)
 
@@ -116,9 +116,9 @@ def layer_step(k, pbuf, arena, pos, carena, cpos, pbox, poff, adj, delta, gb0, d
 
     Returns (n, cn, done, live, top cost, least cost): the layer takes ``arena[pos:pos + n]`` and
     ``carena[cpos:cpos + cn]``; when the chunk has less room, nothing is done (``done`` false,
-    every argument unchanged) and the caller calls again with a chunk of room for n. Then the number of
-    models with a finite state, the least cost in the top bucket L and the least cost in the
-    layer (inf when there is none).
+    every argument unchanged) and the caller calls again with a chunk of room for n. Then the
+    number of models with a finite state, the least cost in the top bucket L and the least cost
+    in the layer (inf when there is none).
     """
     first = k == 1
     M = adj.shape[1]
