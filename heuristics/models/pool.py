@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+import threading
 
 import numpy as np
 
@@ -25,13 +26,15 @@ HUGE = 1 << 24  # floats: chunks up to this size (64 MB) are numpy's, backed by 
 CAP = 1 << 26  # floats: chunks double up to this size (256 MB), then take half of what the graph holds
 KEEP = 256 << 20  # bytes of free chunks kept at most
 _FREE: list[np.ndarray] = []
+_LOCK = threading.Lock()  # solves in threads of one process (a Dask worker's) share the pool
 
 
 def take(n: int) -> np.ndarray:
     """A float32 chunk of at least ``n`` entries: the smallest free one that fits, else a new one."""
-    fits = [k for k, c in enumerate(_FREE) if len(c) >= n]
-    if fits:
-        return _FREE.pop(min(fits, key=lambda k: len(_FREE[k])))
+    with _LOCK:
+        fits = [k for k, c in enumerate(_FREE) if len(c) >= n]
+        if fits:
+            return _FREE.pop(min(fits, key=lambda k: len(_FREE[k])))
     return _new(max(n, CHUNK))
 
 
@@ -56,8 +59,9 @@ def next_size(held: int, count: int, need: int) -> int:
 
 def take_largest() -> np.ndarray:
     """The largest free chunk (a graph's first: the most likely to hold all its layers), else a new one."""
-    if _FREE:
-        return _FREE.pop(max(range(len(_FREE)), key=lambda k: len(_FREE[k])))
+    with _LOCK:
+        if _FREE:
+            return _FREE.pop(max(range(len(_FREE)), key=lambda k: len(_FREE[k])))
     return _new(CHUNK)
 
 
@@ -69,12 +73,14 @@ def give(chunk: np.ndarray) -> bool:
     # references: this frame's ``chunk`` and getrefcount's own; any other (a view, a name) keeps it out
     if sys.getrefcount(chunk) > 2 or isinstance(chunk.base, np.ndarray):  # (a view is not a chunk)
         return False
-    if sum(c.nbytes for c in _FREE) + chunk.nbytes > KEEP:
-        return False
-    _FREE.append(chunk)
+    with _LOCK:
+        if sum(c.nbytes for c in _FREE) + chunk.nbytes > KEEP:
+            return False
+        _FREE.append(chunk)
     return True
 
 
 def clear() -> None:
     """Drop every kept chunk."""
-    _FREE.clear()
+    with _LOCK:
+        _FREE.clear()
