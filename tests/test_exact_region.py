@@ -81,7 +81,7 @@ def test_conditions_hold_for_every_certified_sequence(mode):
                 assert reg.meets(n, _with_covers(reg, n)), (seed, grp.datasets, n)
                 lo = np.asarray(n)
                 for c in _all(reg, s):
-                    v = bb.bounder.l0 - reg._rows(c, lo, 0, [])[0] + c.need_for(lo > 0) + bb.bounder.target - \
+                    v = bb.bounder.l0 - reg._knapsack(c, lo, 0, np.zeros(0, dtype=np.int64))[1] + c.need_for(lo > 0) + bb.bounder.target - \
                         bb.bounder.l0 + 1e-6 * abs(bb.bounder.l0)  # the quantile bound behind c at n
                     for seq in seqs:
                         exact = loss_terms(inst, [inst.model_ids[m] for m in seq], grp.g)

@@ -211,7 +211,7 @@ def test_the_compiled_tail_sum_is_numpys_pairwise_sum():
     for n in [*range(0, 300), 1000, 4099, 9000]:
         x = rng.random(n + 4) * 10.0 ** rng.integers(-19, 0, n + 4)
         off = int(rng.integers(0, 4))
-        assert jit._pairwise(x, off, n) == float(x[off:off + n].sum()), n
+        assert jit.pairwise_sum(x, off, n) == float(x[off:off + n].sum()), n
 
 
 def test_tails_past_the_prefix_give_the_per_term_lattices(monkeypatch):

@@ -20,9 +20,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from deplbench.instances.evaluator.lattice_jit import pairwise_sum
 from deplbench.numeric import JIT
 
-__all__ = ["fractional"]
+__all__ = ["fractional", "support_knapsack"]
+
+#: :func:`support_knapsack`'s outcomes: the condition holds at ``lo`` (the key is ``lo``'s cost), no
+#: count vector of the support meets it, one free model (its increments in order), several (the knapsack)
+MET, EMPTY, ONE, MANY = 0, 1, 2, 3
 
 
 @numba.njit("float64[::1](float64[::1], int64[::1], float64[:, ::1], float64)", **JIT)
@@ -74,3 +79,74 @@ def fractional(d, who, phi, rest):  # pragma: no cover - compiled
             frac = min(max((rest - prev_d) / dl, 0.0), 1.0)
         out[col] = prev_u + frac * unit[o]
     return out
+
+
+@numba.njit("Tuple((int64, float64, float64[::1]))(boolean, float64[:, :], float64[:, :], float64[:], float64[:, :], "
+            "float64[:, :], float64[:, :], float64[:, :], int64[::1], int64[::1], int64[::1], int64, float64, float64, "
+            "float64[:, ::1], float64[:])", **JIT)
+def support_knapsack(placed, h, inc, beta, a, cum, sep, sep_inc, n, off, free, room, need, tol, phi,
+                     base):  # pragma: no cover - compiled
+    """:meth:`RegionBound._support` after its bookkeeping: ``(outcome, sum_m h'_m(n_m), key per multiplier)``.
+
+    ``h'`` is the condition's ``h`` (``placed`` false) or its placed form ``beta_m (cum_m(off_m + k) -
+    cum_m(off_m)) + sep_m(k)`` (Lemma 8); the increments beyond ``n`` of the ``free`` models (``room``
+    each) are laid end to end, as ``np.concatenate`` of ``_rows``' slices did. The same IEEE operations
+    in the same order as that numpy code: the total added over the models in order, the increments'
+    sum in numpy's pairwise order, the one-model case's running sums and binary search, the knapsack
+    of :func:`fractional`, and the margins ``base + x (1 - 1e-9) - 1e-9``. The key is only meaningful
+    for the outcomes ``ONE`` and ``MANY``.
+    """
+    M = len(n)
+    L = phi.shape[1]
+    total = 0.0
+    for m in range(M):
+        if placed:
+            if n[m] > 0:
+                total += beta[m] * (cum[m, off[m] + n[m]] - cum[m, off[m]]) + sep[m, n[m]]
+        else:
+            total += h[m, n[m]]
+    out = np.empty(L)
+    rest = need - total
+    if rest <= 0:
+        return MET, total, out
+    F = len(free)
+    if room == 0 or F == 0:
+        return EMPTY, total, out
+    E = F * room
+    d = np.empty(E)
+    who = np.empty(E, dtype=np.int64)
+    for f in range(F):
+        m = free[f]
+        for i in range(room):
+            if placed:
+                d[f * room + i] = beta[m] * a[m, off[m] + n[m] + i] + sep_inc[m, n[m] + i]
+            else:
+                d[f * room + i] = inc[m, n[m] + i]
+            who[f * room + i] = m
+    if pairwise_sum(d, 0, E) < rest - tol:
+        return EMPTY, total, out
+    if F == 1:  # one model: its increments are already in greedy order
+        cd = np.empty(E)
+        run = 0.0
+        for i in range(E):
+            run = d[i] if i == 0 else run + d[i]
+            cd[i] = run
+        lo_i, hi_i = 0, E  # searchsorted(cd, rest), side left
+        while lo_i < hi_i:
+            mid = lo_i + ((hi_i - lo_i) >> 1)
+            if cd[mid] < rest:
+                lo_i = mid + 1
+            else:
+                hi_i = mid
+        last = min(lo_i, E - 1)
+        prev = cd[last - 1] if last else 0.0
+        frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
+        steps = float(last) + frac
+        m = free[0]
+        for col in range(L):
+            out[col] = base[col] + phi[m, col] * steps * (1 - 1e-9) - 1e-9
+        return ONE, total, out
+    extra = fractional(d, who, phi, rest)
+    for col in range(L):
+        out[col] = base[col] + extra[col] * (1 - 1e-9) - 1e-9
+    return MANY, total, out

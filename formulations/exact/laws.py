@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from deplbench.instances.laws.distributions import Dist, constant_dist
+from deplbench.numeric import JIT
 
 
 class LabelStore:
@@ -30,18 +32,11 @@ class LabelStore:
         self.cap = cap
 
     def dominated(self, c: np.ndarray, n: np.ndarray) -> bool:
+        """Some stored entry has every ``c' >= c`` and every ``n' <= n`` (one compiled scan)."""
         k = min(self.i, self.cap)
         if k == 0:
             return False
-        ok = self.c[0, :k] >= c[0]
-        for m in range(1, len(c)):
-            ok &= self.c[m, :k] >= c[m]
-        cand = np.flatnonzero(ok)
-        if cand.size == 0:
-            return False
-        if not self.P:
-            return True
-        return bool((self.n[:, cand] <= np.asarray(n)[:, None]).all(axis=0).any())
+        return bool(_dominated(self.c, self.n, np.asarray(c, dtype=float), np.asarray(n, dtype=np.int64), k, self.P))
 
     def add(self, c: np.ndarray, n: np.ndarray) -> None:
         j = self.i % self.cap
@@ -49,6 +44,27 @@ class LabelStore:
         if self.P:
             self.n[:, j] = n
         self.i += 1
+
+
+@numba.njit("boolean(float64[:, ::1], int64[:, ::1], float64[::1], int64[::1], int64, int64)", **JIT)
+def _dominated(cs, ns, c, n, k, P):  # pragma: no cover - compiled
+    """Some column ``j < k`` with ``cs[:, j] >= c`` and (``P > 0``) ``ns[:P, j] <= n``: plain comparisons,
+    so the same answer as the numpy statement (NaN compares false in both)."""
+    M = len(c)
+    for j in range(k):
+        ok = True
+        for m in range(M):
+            if not cs[m, j] >= c[m]:
+                ok = False
+                break
+        if ok:
+            for p in range(P):
+                if not ns[p, j] <= n[p]:
+                    ok = False
+                    break
+        if ok:
+            return True
+    return False
 
 
 def _tighter_moments(sf, dists: list[Dist], mean: float, m2: float, cells: int = 4096) -> tuple[float, float]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from deplbench.instances.laws.distributions import Dist
+from deplbench.numeric import JIT
 
 FLAT = 0.05  # slope below the pivot of a small coordinate's law, relative to its upper weight
 
@@ -30,36 +32,33 @@ class Rounded:
         self.x0, self.step = lo, max((hi - lo) / (points - 1), 1e-12 * max(1.0, abs(lo)))
         xs = lo + self.step * np.arange(points)
         self.xs = xs
-        self.F = np.asarray(d.cdf(xs), dtype=float)
-        self.S = np.asarray(d.sf(xs), dtype=float)
+        self.F = np.ascontiguousarray(d.cdf(xs), dtype=float)
+        self.S = np.ascontiguousarray(d.sf(xs), dtype=float)
         self.ppf, self.isf, self.median = d.ppf, d.isf, float(d.median)
         self.mean, self.var = d.mean, d.var
 
     def index(self, x) -> np.ndarray:
-        """Index of the largest grid point ``<= x`` (``-1`` below the grid).
+        """Index of the largest grid point ``<= x`` (``-1`` below the grid, ``n - 1`` for NaN).
 
-        The same integers as ``searchsorted(xs, x, side="right") - 1``, computed from the uniform
-        grid: a guess by division, then moved while it is on the wrong side of ``x`` (the
-        division's round-off is a step at most; the loop makes the answer exact whatever it is).
-        """
+        The same integers as ``searchsorted(xs, x, side="right") - 1`` (:func:`_index`)."""
         x = np.asarray(x, dtype=float)
-        n = len(self.xs)
-        g = np.clip(np.floor((x - self.x0) / self.step), -1, n - 1)
-        i = np.where(np.isnan(g), n - 1, g).astype(np.intp)  # NaN sorts last, as in searchsorted
-        while True:  # move down while xs[i] > x, up while xs[i + 1] <= x
-            down = (i >= 0) & (self.xs[np.maximum(i, 0)] > x)
-            up = (i < n - 1) & (self.xs[np.minimum(i + 1, n - 1)] <= x)
-            if not (down.any() or up.any()):
-                return i
-            i = i - down + up
+        return _indices(np.ascontiguousarray(x.ravel()), self.x0, self.step, self.xs).reshape(x.shape)
 
     def cdf(self, x) -> np.ndarray:
-        i = self.index(x)
-        return np.where(i >= 0, self.F[np.maximum(i, 0)], 0.0)
+        return self.read(x, self.F, 0.0)
 
     def sf(self, x) -> np.ndarray:
-        i = self.index(x)
-        return np.where(i >= 0, self.S[np.maximum(i, 0)], 1.0)
+        return self.read(x, self.S, 1.0)
+
+    def read(self, x, table: np.ndarray, below: float, lift: tuple[float, float, float, float] | None = None) -> np.ndarray:
+        """``table`` at the grid index of each ``x`` (``below`` under the grid); with ``lift = (y0, c,
+        s1, s2)`` at that of ``finv(x)`` (:func:`lifted`): one compiled loop, the same values as
+        ``np.where(i >= 0, table[max(i, 0)], below)`` with ``i = self.index(finv(x))``."""
+        x = np.asarray(x, dtype=float)
+        y0, c, s1, s2 = (0.0, 0.0, 1.0, 1.0) if lift is None else lift
+        out = _read(np.ascontiguousarray(x.ravel()), self.x0, self.step, self.xs, table, below,
+                    lift is not None, y0, c, s1, s2)
+        return out.reshape(x.shape)
 
     def up(self, x) -> np.ndarray:
         """``x`` rounded up to the grid (``+inf`` above it)."""
@@ -79,15 +78,57 @@ def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
     else:  # f(x) = FLAT (a + e) x below c (>= 0), then (a + e) (x - c) above it: no atom at 0
         y0, s1, s2 = FLAT * (a + e) * c, FLAT * (a + e), a + e
 
+    lift = (float(y0), float(c), float(s1), float(s2))
+
     def f(x):
         x = np.asarray(x, dtype=float)
         return np.where(x < c, y0 + s1 * (x - c), y0 + s2 * (x - c))
 
-    def finv(y):
-        y = np.asarray(y, dtype=float)
-        return np.where(y < y0, c + (y - y0) / s1, c + (y - y0) / s2)
-
     mean = float(f(d.mean)) + e * math.sqrt(max(d.var, 0.0))
-    return Dist("lifted", lambda y: d.cdf(finv(y)), lambda y: d.sf(finv(y)), lambda q: f(d.up(d.ppf(q))),
+    return Dist("lifted", lambda y: d.read(y, d.F, 0.0, lift), lambda y: d.read(y, d.S, 1.0, lift),
+                lambda q: f(d.up(d.ppf(q))),
                 lambda q: f(d.up(d.isf(q))), mean, s2 * s2 * d.var, float(f(d.x0)), math.inf,
                 float(f(d.up(d.median))), tabulate=False)  # one cell's law: read, not tabulated
+
+
+@numba.njit("int64(float64, float64, float64, float64[::1])", **JIT)
+def _index(x, x0, step, xs):  # pragma: no cover - compiled
+    """Index of the largest ``xs[i] <= x`` on the uniform grid ``xs`` (``-1`` below it; NaN sorts last,
+    as in ``searchsorted(xs, x, side="right") - 1``): a guess by division, then moved while it is
+    on the wrong side of ``x`` (the division's round-off is a step at most; the loop makes the
+    answer exact whatever it is)."""
+    n = len(xs)
+    g = np.floor((x - x0) / step)
+    if np.isnan(g):
+        return n - 1
+    i = np.int64(min(max(g, -1.0), float(n - 1)))
+    while True:
+        if i >= 0 and xs[i] > x:
+            i -= 1
+        elif i < n - 1 and xs[i + 1] <= x:
+            i += 1
+        else:
+            return i
+
+
+@numba.njit("int64[::1](float64[::1], float64, float64, float64[::1])", **JIT)
+def _indices(x, x0, step, xs):  # pragma: no cover - compiled
+    out = np.empty(len(x), dtype=np.int64)
+    for k in range(len(x)):
+        out[k] = _index(x[k], x0, step, xs)
+    return out
+
+
+@numba.njit("float64[::1](float64[::1], float64, float64, float64[::1], float64[::1], float64, boolean, "
+            "float64, float64, float64, float64)", **JIT)
+def _read(x, x0, step, xs, table, below, lift, y0, c, s1, s2):  # pragma: no cover - compiled
+    """``table`` at :func:`_index` of each ``x`` (with ``lift``: of ``finv(x)``, the inverse of
+    :func:`lifted`'s ``f``, the same operations as its ``np.where``), ``below`` under the grid."""
+    out = np.empty(len(x))
+    for k in range(len(x)):
+        v = x[k]
+        if lift:
+            v = c + (v - y0) / s1 if v < y0 else c + (v - y0) / s2
+        i = _index(v, x0, step, xs)
+        out[k] = table[i] if i >= 0 else below
+    return out

@@ -34,7 +34,7 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
-from deplbench.formulations.exact.fractional import fractional
+from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, support_knapsack
 from deplbench.formulations.exact.search import check_limits
 from deplbench.formulations.exact.walks import walkable
 from deplbench.numeric import matvec
@@ -48,6 +48,9 @@ KEEP = 2  # necessary conditions kept per support size and dominant model (any s
 MAX_TANGENTS = 12  # cover conditions per support at most (the first ones included)
 TANGENT_GAP = 0.2  # a new tangent only this far (L1) from the support's other tangent directions
 TANGENT_EVERY = 2000  # one more tangent (over all supports) per this many count vectors popped
+_NONE = np.zeros(0, dtype=np.int64)  # no free model (and no offsets without a common shape)
+_EMPTY = np.zeros((0, 0))  # the arrays a condition's kind does not use
+_EMPTY_ROW = np.zeros(0)
 
 
 class RegionBound:
@@ -138,7 +141,7 @@ class RegionBound:
                         lo[d] = max(1, self.K // 3)
                     room = self.K - int(lo.sum())
                     if room >= 0:
-                        worst = min(worst, float(self._support(c, lo, room, list(U)).max()))
+                        worst = min(worst, float(self._support(c, lo, room, np.array(U, dtype=np.int64)).max()))
                 score.append(worst)
             keep = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
             # the joint Cantelli condition is strongest where the root score does not look
@@ -183,7 +186,7 @@ class RegionBound:
                 room = self.K - int(lo.sum())
                 if room < 0:
                     continue
-                free = [m for m in U if m >= max(j, 0)]
+                free = np.array([m for m in U if m >= max(j, 0)], dtype=np.int64)
                 covers = self._built(U)
                 vals = np.full(len(self.lam), -math.inf)
                 base = self._base(lo)
@@ -270,36 +273,36 @@ class RegionBound:
     def meets(self, n: tuple[int, ...], conds: list[Condition]) -> bool:
         """``n`` meets every condition of ``conds``, its models placed as Lemma 8 allows, and some
         sequence uses exactly its models (a walk of allowed switches)."""
-        lo = np.asarray(n)
+        lo = np.asarray(n, dtype=np.int64)
         if self.bounder.walks.mask(n) not in self.walkable:
             return False
-        return all(self._rows(c, lo, 0, [])[0] >= c.need_for(lo > 0) for c in conds)
+        return all(self._knapsack(c, lo, 0, _NONE)[1] >= c.need_for(lo > 0) for c in conds)
 
-    def _rows(self, c: Condition, lo: np.ndarray, room: int, free: list[int]) -> tuple[float, list[np.ndarray]]:
-        """``sum_m h'_m(lo_m)`` and the increments of ``h'_m`` beyond ``lo_m`` for the free models.
+    def _knapsack(self, c: Condition, lo: np.ndarray, room: int, free: np.ndarray,
+                  base: np.ndarray | None = None) -> tuple[int, float, np.ndarray]:
+        """:func:`support_knapsack` of ``c`` at ``lo``: its outcome, ``sum_m h'_m(lo_m)`` and the key.
 
         ``h'`` is ``h`` with each model's linear part shifted by the epochs ``P_m`` that the models
         ranked before it surely run (docs/exact-proofs.md, Lemma 8); offset 0 without a common shape.
         """
-        M = self.M
-        n = lo.tolist()  # plain ints: indexing with them is cheaper than with numpy's
+        need = c.need_for(lo > 0)
+        b = _EMPTY_ROW if base is None else base
         if c.beta is None:
-            return (float(sum(c.h[m, n[m]] for m in range(M))),
-                    [c.inc[m, n[m]: n[m] + room] for m in free])
-        a, cum = self.a, self.cum
-        off = [0] * M
+            return support_knapsack(False, c.h, c.inc, _EMPTY_ROW, _EMPTY, _EMPTY, _EMPTY, _EMPTY, lo, _NONE,
+                                    free, room, need, self.tol, self.phi, b)
+        return support_knapsack(True, _EMPTY, _EMPTY, c.beta, self.a, self.cum, c.sep, c.sep_inc, lo,
+                                self._offsets(c.rank, lo), free, room, need, self.tol, self.phi, b)
+
+    def _offsets(self, rank: tuple[int, ...], lo: np.ndarray) -> np.ndarray:
+        """Per model, the epochs of the models placed before it (Lemma 8b's order, :meth:`_order`)."""
+        n = lo.tolist()  # plain ints: indexing with them is cheaper than with numpy's
+        off = np.zeros(self.M, dtype=np.int64)
         run = 0
-        for m in self._order(c.rank, lo):
+        for m in self._order(rank, lo):
             if n[m] > 0:
                 off[m] = run
                 run += n[m]
-        total = 0.0  # added in the order of m, as sum() of the terms would
-        for m in range(M):
-            if n[m] > 0:
-                total += c.beta[m] * (cum[m, off[m] + n[m]] - cum[m, off[m]]) + c.sep[m, n[m]]
-        incs = [c.beta[m] * a[m, off[m] + n[m]: off[m] + n[m] + room] + c.sep_inc[m, n[m]: n[m] + room]
-                for m in free]
-        return float(total), incs
+        return off
 
     def _order(self, rank: tuple[int, ...], lo: np.ndarray) -> tuple[int, ...]:
         """The placement order of Lemma 8b on the support of ``lo``: its switch graph's components in
@@ -316,29 +319,20 @@ class RegionBound:
         """The Lagrangian cost of ``lo`` itself, for each multiplier of ``self.lam``."""
         return matvec(lo, self.phi) - self.lam * self.limit
 
-    def _support(self, c: Condition, lo: np.ndarray, room: int, free: list[int],
+    def _support(self, c: Condition, lo: np.ndarray, room: int, free: np.ndarray,
                  base: np.ndarray | None = None) -> np.ndarray:
         """min of the Lagrangian cost over ``n' >= lo`` (``free`` coordinates grow) meeting ``c``
         (``base``: :meth:`_base` of ``lo``, when the caller has it)."""
         stats = self.bounder.stats  # a deterministic work counter (formulations/exact/work.py)
         stats["supports"] = stats.get("supports", 0) + 1
         out = self._base(lo) if base is None else base
-        total, incs = self._rows(c, lo, room, free)
-        rest = c.need_for(lo > 0) - total
-        if rest <= 0:
+        # the least cost of the increments that reach the condition: a fractional knapsack, with a
+        # conservative margin against round-off, as for LB(n)
+        kind, _, vals = self._knapsack(c, lo, room, free, out)
+        if kind == MET:
             return out
-        if room == 0 or not free:
-            return np.full(len(self.lam), math.inf)
-        d = np.concatenate(incs)  # (E,)
-        if d.sum() < rest - self.tol:
+        if kind == EMPTY:
             return np.full(len(self.lam), math.inf)  # no n' of this support meets the condition
-        if len(free) == 1:  # one model: its increments are already in greedy order
-            cd = np.cumsum(d)
-            last = min(int(np.searchsorted(cd, rest)), len(d) - 1)
-            prev = cd[last - 1] if last else 0.0
-            frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
-            return out + self.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
-        stats["support_cells"] = stats.get("support_cells", 0) + len(d) * len(self.lam)  # the (E, L) arrays below
-        who = np.repeat(np.asarray(free, dtype=np.int64), [len(x) for x in incs])
-        extra = fractional(d.astype(float, copy=False), who, self.phi, float(rest))
-        return out + extra * (1 - 1e-9) - 1e-9  # a conservative margin against round-off, as for LB(n)
+        if kind == MANY:  # the work of the (E, L) arrays the knapsack stood for
+            stats["support_cells"] = stats.get("support_cells", 0) + len(free) * room * len(self.lam)
+        return vals

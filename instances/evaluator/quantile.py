@@ -22,11 +22,11 @@ whose per-term error is second order in h, at a 5-10 times coarser lattice.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from numpy import fft  # scipy.fft's results to the bit, without its dispatch (~2 us a call)
 from scipy.fft import next_fast_len
 
 from deplbench.instances.evaluator import smooth
@@ -36,9 +36,9 @@ from deplbench.instances.evaluator.lattice import (
     lump_trim,
     merge_smallest,
 )
-from deplbench.instances.evaluator.lattice_batch import cached_pmfs
+from deplbench.instances.evaluator.lattice_batch import JIT_MODULE, cached_pmfs
 from deplbench.instances.evaluator.loss import LossTerms
-from deplbench.numeric import SHORT, convolve
+from deplbench.numeric import SHORT, convolve, irfft, rfft
 
 EPS = np.finfo(float).eps
 MAX_POINTS = 1 << 21  # lattice points per term, at most
@@ -63,15 +63,17 @@ class Bracket:
         return self.hi - self.lo
 
 
-def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+def _raw_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """The convolution of ``a`` and ``b`` (a fresh C-ordered array, not clipped) and its L1 round-off bound."""
     n = len(a) + len(b) - 1
     if min(len(a), len(b)) <= SHORT:  # direct, BLAS-free: the same bits on every CPU
-        out = convolve(a, b)
-        err = min(len(a), len(b)) * 2 * EPS * 1.02  # both have mass <= 1 (up to round-off)
-    else:
-        N = next_fast_len(n, real=True)
-        out = fft.irfft(fft.rfft(a, N) * fft.rfft(b, N), N)[:n]
-        err = smooth.fft_error(N)
+        return convolve(a, b), min(len(a), len(b)) * 2 * EPS * 1.02  # both have mass <= 1 (up to round-off)
+    N = next_fast_len(n, real=True)
+    return irfft(rfft(a, N) * rfft(b, N), N)[:n], smooth.fft_error(N)
+
+
+def _convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    out, err = _raw_convolve(a, b)
     np.maximum(out, 0.0, out=out)  # clipping moves entries towards the exact (non-negative) values
     return out, err
 
@@ -132,8 +134,13 @@ def lattice_step(terms: LossTerms, width: float) -> float:
 
 def _combine(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
     """The sum of two lattice pmfs, its tails lumped and trimmed (for :func:`merge_smallest`)."""
-    out, e = _convolve(a, b)
-    start, out, moved, e2 = lump_trim(sa + sb, out)
+    jit = sys.modules.get(JIT_MODULE)  # the clip and the trim compiled, once imported (lattice_batch)
+    if jit is None:
+        out, e = _convolve(a, b)
+        start, out, moved, e2 = lump_trim(sa + sb, out)
+    else:
+        out, e = _raw_convolve(a, b)
+        start, out, moved, e2 = jit.clip_lump_trim(sa + sb, out)
     return start, out, moved, (e, e2)
 
 

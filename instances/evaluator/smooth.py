@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import math
 import operator
+import sys
 from functools import lru_cache
 
 import numpy as np
-from numpy import fft  # scipy.fft's results to the bit, without its dispatch (~2 us a call)
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import special
 from scipy.fft import next_fast_len
 
 from deplbench.instances.evaluator.lattice import lump_trim
-from deplbench.instances.evaluator.lattice_batch import cached_pmf, cached_pmfs
-from deplbench.numeric import thin_matmul
+from deplbench.instances.evaluator.lattice_batch import JIT_MODULE, cached_pmf, cached_pmfs
+from deplbench.numeric import irfft, rfft, thin_matmul
 
 EPS = float(np.finfo(float).eps)
 FRACTION = 1 / 64  # table step d <= FRACTION h / |c|: shift rho <= h / 64 per term
@@ -261,8 +261,8 @@ def _batch(pairs: list[tuple[int, np.ndarray, int, np.ndarray]]) -> list[tuple[i
     for i, (_, a, _, b) in enumerate(pairs):
         AB[i, :len(a)] = a
         AB[m + i, :len(b)] = b
-    F = fft.rfft(AB, axis=1)
-    C = fft.irfft(F[:m] * F[m:], N, axis=1)
+    F = rfft(AB, N)
+    C = irfft(F[:m] * F[m:], N)
     np.maximum(C, 0.0, out=C)  # towards the exact (non-negative) values
     e = fft_error(N)
     return [(sa + sb, C[i, :len(a) + len(b) - 1], e) for i, (sa, a, sb, b) in enumerate(pairs)]
@@ -275,6 +275,8 @@ def merge_levels(pmfs: list[tuple[int, np.ndarray]], beta: float, err: float) ->
     Long results (over ``LIGHT``) are lumped and trimmed (:func:`lump_trim`), their moved mass
     added to ``beta``; every round-off bound is added to ``err``. Returns (start, pmf, beta, err).
     """
+    jit = sys.modules.get(JIT_MODULE)  # the trim compiled, once imported (lattice_batch)
+    trim = lump_trim if jit is None else jit.clip_lump_trim  # (the masses are clipped already)
     items = sorted(pmfs, key=lambda p: len(p[1]))
     while len(items) > 1:
         pairs = [(*items[i], *items[i + 1]) for i in range(0, len(items) - 1, 2)]
@@ -287,7 +289,7 @@ def merge_levels(pmfs: list[tuple[int, np.ndarray]], beta: float, err: float) ->
             for start, out, e in _batch(group):
                 err += e
                 if len(out) > LIGHT:
-                    start, out, moved, e2 = lump_trim(start, out)
+                    start, out, moved, e2 = trim(start, out)
                     beta += moved
                     err += e2
                 nxt.append((start, out))

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 
+try:  # numpy >= 2: the transforms its fft functions call, without their argument handling (~2 us)
+    from numpy.fft import _pocketfft_umath as _pfu
+except ImportError:  # pragma: no cover - numpy 1.x: the public functions
+    _pfu = None
+
 #: numba options of the suite's compiled loops (DepL's kernels, ``exact``'s knapsack, the evaluator's
 #: term lattices): cached on disk, no bounds checks, numpy's division semantics (``x / 0 = inf``, no
 #: exception), no fastmath unless a loop asks for it, so a loop adds in the order it is written
@@ -68,3 +73,22 @@ def convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for j in range(k):
         out[j: j + n] += short[j] * long
     return out
+
+
+def rfft(a: np.ndarray, N: int) -> np.ndarray:
+    """``numpy.fft.rfft(a, N, axis=-1)``: numpy's own transform called directly, so the same bits.
+
+    ``a`` is real, of length at most ``N`` along its last axis (zero-padded to ``N``), as in
+    numpy's ``_raw_fft`` (norm ``backward``: factor 1).
+    """
+    if _pfu is None:  # pragma: no cover - numpy 1.x
+        return np.fft.rfft(a, N, axis=-1)
+    transform = _pfu.rfft_n_even if N % 2 == 0 else _pfu.rfft_n_odd
+    return transform(a, 1, out=np.empty(a.shape[:-1] + (N // 2 + 1,), dtype=complex))
+
+
+def irfft(F: np.ndarray, N: int) -> np.ndarray:
+    """``numpy.fft.irfft(F, N, axis=-1)``, called as :func:`rfft` (norm ``backward``: factor ``1 / N``)."""
+    if _pfu is None:  # pragma: no cover - numpy 1.x
+        return np.fft.irfft(F, N, axis=-1)
+    return _pfu.irfft(F, np.reciprocal(N, dtype=float), out=np.empty(F.shape[:-1] + (N,)))

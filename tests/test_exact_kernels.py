@@ -1,0 +1,209 @@
+"""Compiled loops of ``exact`` and of the lattice bracket against the numpy code they replaced, bit for bit.
+
+Each reference below is the code of ``f473b0c`` (before the loops were compiled), kept here as the
+statement of what the loop must give: the region keys' knapsack of a support (``_rows`` and
+``_support``), the label store's dominance scan, the lifted laws' table reads, the clip and trim of
+a convolution, and numpy's transforms called directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from deplbench.formulations.exact import exact as exact_mod
+from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional
+from deplbench.formulations.exact.laws import LabelStore
+from deplbench.formulations.exact.lifted import Rounded, lifted
+from deplbench.instances.evaluator import lattice
+from deplbench.instances.evaluator.lattice_batch import JIT_MODULE
+from deplbench.instances.laws.noise import noise_dist
+from deplbench.numeric import irfft, rfft
+from deplbench.registry import generate
+
+# ---- the region keys' knapsack of a support ---------------------------------------------------
+
+def _rows_ref(reg, c, lo: np.ndarray, room: int, free: list[int]) -> tuple[float, list[np.ndarray]]:
+    """``RegionBound._rows`` of f473b0c."""
+    M = reg.M
+    n = lo.tolist()
+    if c.beta is None:
+        return (float(sum(c.h[m, n[m]] for m in range(M))), [c.inc[m, n[m]: n[m] + room] for m in free])
+    a, cum = reg.a, reg.cum
+    off = [0] * M
+    run = 0
+    for m in reg._order(c.rank, lo):
+        if n[m] > 0:
+            off[m] = run
+            run += n[m]
+    total = 0.0
+    for m in range(M):
+        if n[m] > 0:
+            total += c.beta[m] * (cum[m, off[m] + n[m]] - cum[m, off[m]]) + c.sep[m, n[m]]
+    incs = [c.beta[m] * a[m, off[m] + n[m]: off[m] + n[m] + room] + c.sep_inc[m, n[m]: n[m] + room] for m in free]
+    return float(total), incs
+
+
+def _support_ref(reg, c, lo: np.ndarray, room: int, free: list[int], base: np.ndarray) -> tuple[int, np.ndarray]:
+    """``RegionBound._support`` of f473b0c, with the outcome it took."""
+    total, incs = _rows_ref(reg, c, lo, room, free)
+    rest = c.need_for(lo > 0) - total
+    if rest <= 0:
+        return MET, base
+    if room == 0 or not free:
+        return EMPTY, np.full(len(reg.lam), math.inf)
+    d = np.concatenate(incs)
+    if d.sum() < rest - reg.tol:
+        return EMPTY, np.full(len(reg.lam), math.inf)
+    if len(free) == 1:
+        cd = np.cumsum(d)
+        last = min(int(np.searchsorted(cd, rest)), len(d) - 1)
+        prev = cd[last - 1] if last else 0.0
+        frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
+        return ONE, base + reg.phi[free[0]] * (last + frac) * (1 - 1e-9) - 1e-9
+    who = np.repeat(np.asarray(free, dtype=np.int64), [len(x) for x in incs])
+    return MANY, base + fractional(d.astype(float, copy=False), who, reg.phi, float(rest)) * (1 - 1e-9) - 1e-9
+
+
+@pytest.mark.parametrize("mode,params", [("per_run", {"models": 4, "epochs": 20}),
+                                         ("per_epoch", {"models": 3, "epochs": 24}),
+                                         ("per_run", {"models": 3, "epochs": 16, "levels": 1})])
+def test_support_knapsack_is_the_numpy_code(mode, params):
+    """Random supports, counts, rooms and multipliers of every condition of a region: the same
+    outcome, total and key, to the bit (ties of increments included: the conditions' rows repeat)."""
+    inst = generate("random", {**params, "noise_mode": mode}, seed=2)
+    bb = exact_mod._BranchAndBound(inst, math.inf, 10**6)
+    bb.build_regions()
+    rng = np.random.default_rng(5)
+    seen = {MET: 0, EMPTY: 0, ONE: 0, MANY: 0}
+    for reg in bb.regions:
+        conds = [c for s in reg.conds for group in reg.conds[s].values() for c in group]
+        assert conds
+        for _ in range(150):
+            c = conds[int(rng.integers(len(conds)))]
+            M, K = reg.M, reg.K
+            lo = np.zeros(M, dtype=np.int64)
+            used = rng.choice(M, size=int(rng.integers(1, M + 1)), replace=False)
+            lo[used] = rng.integers(1, max(2, K // len(used)), size=len(used))
+            if lo.sum() > K:
+                continue
+            room = int(rng.integers(0, K - lo.sum() + 1))
+            free = sorted(int(m) for m in used if rng.random() < 0.7)
+            base = rng.uniform(-5, 5, len(reg.lam))
+            kind, want = _support_ref(reg, c, lo, room, free, base)
+            got_kind, total, got = reg._knapsack(c, lo, room, np.array(free, dtype=np.int64), base)
+            assert got_kind == kind
+            assert total == _rows_ref(reg, c, lo, room, free)[0]
+            if kind in (ONE, MANY):
+                assert np.array_equal(got, want)
+            seen[kind] += 1
+    assert all(v > 0 for v in seen.values()), seen  # every outcome was compared
+
+
+# ---- the label store's dominance ----------------------------------------------------------------
+
+def _dominated_ref(store: LabelStore, c: np.ndarray, n: np.ndarray) -> bool:
+    """``LabelStore.dominated`` of f473b0c."""
+    k = min(store.i, store.cap)
+    if k == 0:
+        return False
+    ok = store.c[0, :k] >= c[0]
+    for m in range(1, len(c)):
+        ok &= store.c[m, :k] >= c[m]
+    cand = np.flatnonzero(ok)
+    if cand.size == 0:
+        return False
+    if not store.P:
+        return True
+    return bool((store.n[:, cand] <= np.asarray(n)[:, None]).all(axis=0).any())
+
+
+@pytest.mark.parametrize("P", [0, 3, 9])
+def test_label_store_scan_is_the_numpy_statement(P):
+    """Stores filled past their cap (the ring overwrites), queries on both sides of each entry."""
+    rng = np.random.default_rng(P)
+    store = LabelStore(4, P, cap=64)
+    hits = 0
+    for t in range(400):
+        c = rng.integers(0, 4, 4).astype(float)
+        n = rng.integers(0, 3, max(P, 1)).astype(np.int64)
+        if t % 3 == 0:
+            store.add(c, n)
+        q = c + rng.integers(-1, 2, 4)
+        qn = n + rng.integers(-1, 2, len(n))
+        want = _dominated_ref(store, q, qn)
+        assert store.dominated(q, qn) == want
+        hits += want
+    assert 0 < hits < 400
+
+
+# ---- the lifted laws' reads ---------------------------------------------------------------------
+
+def _lifted_cdf_ref(r: Rounded, a: float, e: float, c: float, y: np.ndarray, survival: bool) -> np.ndarray:
+    """``lifted(...).cdf`` (``.sf``) of f473b0c: ``finv`` by ``np.where``, then the grid index by
+    ``searchsorted`` (what ``Rounded.index`` returned) and the table."""
+    if a > e:
+        y0, s1, s2 = a * c, a - e, a + e
+    else:
+        y0, s1, s2 = 0.05 * (a + e) * c, 0.05 * (a + e), a + e
+    y = np.asarray(y, dtype=float)
+    x = np.where(y < y0, c + (y - y0) / s1, c + (y - y0) / s2)
+    i = np.searchsorted(r.xs, x, side="right") - 1
+    i = np.where(np.isnan(x), len(r.xs) - 1, i)
+    table, below = (r.S, 1.0) if survival else (r.F, 0.0)
+    return np.where(i >= 0, table[np.maximum(i, 0)], below)
+
+
+@pytest.mark.parametrize("a,e,c", [(1.3, 0.4, 0.9), (0.2, 0.5, 1.1), (2.0, 0.0, 1.0)])
+def test_lifted_reads_are_the_table_at_the_inverse(a, e, c):
+    """On the grid's images, next to them, off the grid, at the kink and at inf/NaN."""
+    r = Rounded(noise_dist("invgamma", 1.02, 0.031))
+    law = lifted(r, a, e, c)
+    f = law.ppf  # only to find the images of grid points
+    rng = np.random.default_rng(1)
+    ys = np.asarray(f(np.linspace(0.001, 0.999, 500)), dtype=float)
+    y = np.concatenate((ys, np.nextafter(ys, -np.inf), np.nextafter(ys, np.inf), rng.uniform(-1, 6, 5000),
+                        [a * c, 0.05 * (a + e) * c, -np.inf, np.inf, np.nan]))
+    assert np.array_equal(law.cdf(y), _lifted_cdf_ref(r, a, e, c, y, False))
+    assert np.array_equal(law.sf(y), _lifted_cdf_ref(r, a, e, c, y, True))
+    assert float(law.cdf(ys[3])) == float(_lifted_cdf_ref(r, a, e, c, ys[3:4], False)[0])  # a scalar
+
+
+# ---- the clip and trim of a convolution, and the transforms -----------------------------------
+
+def test_clip_lump_trim_is_maximum_then_lump_trim():
+    """Round-off below 0, tails that are lumped, dropped, longer than the 256-entry prefix, tiny vectors."""
+    jit = importlib.import_module(JIT_MODULE)
+    rng = np.random.default_rng(4)
+    backs = 0
+    for t in range(600):
+        n = int(rng.choice([1, 2, 5, 40, 300, 2000]))
+        x = rng.random(n) * 10.0 ** rng.integers(-20, -1, n)
+        if t % 4 == 0:
+            x[rng.integers(0, n, max(1, n // 10))] *= -1e-3  # an FFT's negative round-off
+        if t % 7 == 0 and n > 300:
+            x[:280] = 1e-15  # a lower tail past the prefix
+            backs += 1
+        ref = x.copy()
+        np.maximum(ref, 0.0, out=ref)
+        want = lattice.lump_trim(3, ref)
+        got = jit.clip_lump_trim(3, x.copy())
+        assert got[0] == want[0] and got[2] == want[2] and got[3] == want[3]
+        assert np.array_equal(got[1], want[1])
+    assert backs
+
+
+@pytest.mark.parametrize("N", [2, 7, 64, 500, 501, 1200, 2401])
+def test_transforms_are_numpys(N):
+    """``numeric.rfft`` / ``irfft`` (numpy's transforms called directly) give ``numpy.fft``'s bits, 1-D and 2-D."""
+    rng = np.random.default_rng(N)
+    a = rng.random(max(1, N - 3))
+    assert np.array_equal(rfft(a, N), np.fft.rfft(a, N))
+    F = np.fft.rfft(a, N) * np.fft.rfft(a[::-1].copy(), N)
+    assert np.array_equal(irfft(F, N), np.fft.irfft(F, N))
+    A = rng.random((3, N))
+    assert np.array_equal(rfft(A, N), np.fft.rfft(A, axis=1))
+    assert np.array_equal(irfft(rfft(A, N), N), np.fft.irfft(np.fft.rfft(A, axis=1), N, axis=1))
