@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from deplbench.formulations.exact import exact as exact_mod
-from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional
+from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional, lagrangian
 from deplbench.formulations.exact.laws import LabelStore
 from deplbench.formulations.exact.lifted import Rounded, lifted
 from deplbench.instances.evaluator import lattice
 from deplbench.instances.evaluator.lattice_batch import JIT_MODULE
 from deplbench.instances.laws.noise import noise_dist
-from deplbench.numeric import irfft, rfft
+from deplbench.numeric import irfft, matvec, rfft
 from deplbench.registry import generate
 
 # ---- the region keys' knapsack of a support ---------------------------------------------------
@@ -101,6 +101,17 @@ def test_support_knapsack_is_the_numpy_code(mode, params):
                 assert np.array_equal(got, want)
             seen[kind] += 1
     assert all(v > 0 for v in seen.values()), seen  # every outcome was compared
+
+
+def test_lagrangian_is_matvec_less_the_budget():
+    """The region keys' Lagrangian cost per multiplier: ``matvec(lo, phi) - lam * limit``, to the bit."""
+    rng = np.random.default_rng(8)
+    for M, L in [(1, 1), (3, 12), (5, 64), (6, 200)]:
+        for _ in range(20):
+            lo = rng.integers(0, 40, M).astype(np.int64)
+            phi = rng.standard_normal((M, L)) * 10.0 ** rng.integers(-3, 4, (M, L))
+            lam, limit = rng.uniform(0, 50, L), float(rng.uniform(1, 500))
+            assert np.array_equal(lagrangian(lo, phi, lam, limit), matvec(lo, phi) - lam * limit)
 
 
 # ---- the label store's dominance ----------------------------------------------------------------

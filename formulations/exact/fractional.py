@@ -23,7 +23,7 @@ import numpy as np
 from deplbench.instances.evaluator.lattice_jit import pairwise_sum
 from deplbench.numeric import JIT
 
-__all__ = ["fractional", "support_knapsack"]
+__all__ = ["fractional", "lagrangian", "support_knapsack"]
 
 #: :func:`support_knapsack`'s outcomes: the condition holds at ``lo`` (the key is ``lo``'s cost), no
 #: count vector of the support meets it, one free model (its increments in order), several (the knapsack)
@@ -150,3 +150,18 @@ def support_knapsack(placed, h, inc, beta, a, cum, sep, sep_inc, n, off, free, r
     for col in range(L):
         out[col] = base[col] + extra[col] * (1 - 1e-9) - 1e-9
     return MANY, total, out
+
+
+@numba.njit("float64[::1](int64[::1], float64[:, :], float64[:], float64)", **JIT)
+def lagrangian(lo, phi, lam, limit):  # pragma: no cover - compiled
+    """``matvec(lo, phi) - lam * limit``: the Lagrangian cost of the counts ``lo`` per multiplier, the
+    products added over the models in order from 0.0, as :func:`deplbench.numeric.thin_matmul` does."""
+    L = phi.shape[1]
+    out = np.zeros(L)
+    for m in range(len(lo)):
+        x = float(lo[m])
+        for col in range(L):
+            out[col] += x * phi[m, col]
+    for col in range(L):
+        out[col] = out[col] - lam[col] * limit
+    return out

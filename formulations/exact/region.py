@@ -34,10 +34,9 @@ from deplbench.formulations.exact.cover import (
     MIN_SIZE,
     SupportCovers,
 )
-from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, support_knapsack
+from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, lagrangian, support_knapsack
 from deplbench.formulations.exact.search import check_limits
 from deplbench.formulations.exact.walks import walkable
-from deplbench.numeric import matvec
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
 
@@ -156,7 +155,7 @@ class RegionBound:
         any set of multipliers gives a valid key).
         """
         if any(n):
-            i = int(np.argmax(matvec(np.asarray(n, dtype=float), self.phi_all) - self.lam_all * self.limit))
+            i = int(np.argmax(lagrangian(np.asarray(n, dtype=np.int64), self.phi_all, self.lam_all, self.limit)))
             last = len(self.lam_all) - 1
             idx = np.unique(np.rint(i + (last - i) * np.linspace(0.0, 1.0, MAX_LAMBDAS) ** 2).astype(int))
             self._use(self.lam_all[idx], self.phi_all[:, idx])
@@ -317,7 +316,7 @@ class RegionBound:
 
     def _base(self, lo: np.ndarray) -> np.ndarray:
         """The Lagrangian cost of ``lo`` itself, for each multiplier of ``self.lam``."""
-        return matvec(lo, self.phi) - self.lam * self.limit
+        return lagrangian(np.asarray(lo, dtype=np.int64), self.phi, self.lam, self.limit)
 
     def _support(self, c: Condition, lo: np.ndarray, room: int, free: np.ndarray,
                  base: np.ndarray | None = None) -> np.ndarray:
