@@ -183,6 +183,16 @@ def test_lifted_reads_are_the_table_at_the_inverse(a, e, c):
     assert float(law.cdf(ys[3])) == float(_lifted_cdf_ref(r, a, e, c, ys[3:4], False)[0])  # a scalar
 
 
+def test_rounded_quantiles_are_the_laws():
+    """The remembered quantiles of a rounded law are its law's, for scalars (remembered) and arrays."""
+    d = noise_dist("invgamma", 1.02, 0.031)
+    r = Rounded(d)
+    for q in (1e-10, 0.3, 1e-10, 0.3):
+        assert float(r.ppf(q)) == float(d.ppf(q)) and float(r.isf(q)) == float(d.isf(q))
+    qs = np.array([1e-10, 0.5, 0.9])
+    assert np.array_equal(r.ppf(qs), d.ppf(qs)) and np.array_equal(r.isf(qs), d.isf(qs))
+
+
 # ---- the clip and trim of a convolution, and the transforms -----------------------------------
 
 def test_clip_lump_trim_is_maximum_then_lump_trim():

@@ -1,4 +1,4 @@
-"""The fractional knapsack of a region key, per allocation multiplier, compiled.
+"""The fractional knapsack of a region key, per allocation multiplier, compiled, and the loops around it.
 
 :meth:`deplbench.formulations.exact.region.RegionBound._support` bounds the least Lagrangian
 cost of the count vectors of a support that meet a separable condition by a fractional
@@ -10,9 +10,15 @@ the same ratios, a stable sort of their negatives (numpy's ``argsort(kind="stabl
 the same running sums in the same order, so the keys are the same bits
 (``tests/test_region_fractional.py`` compares it with the numpy statement).
 
+:func:`support_knapsack` is the rest of ``_support`` around it (the support's total, its
+increments, their pairwise sum, the one-model case, the margins) and :func:`lagrangian` the cost
+``matvec(lo, phi) - lam T``, in the same operations and order as the numpy code they replaced
+(``tests/test_exact_kernels.py`` keeps that code as the reference).
+
 Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; it is
-imported with ``exact``'s entry module, before the method's clock starts. Imports numpy, numba and the suite's compile options
-(``deplbench.numeric.JIT``).
+imported with ``exact``'s entry module, before the method's clock starts. Imports numpy, numba,
+the suite's compile options (``deplbench.numeric.JIT``) and the evaluator's compiled pairwise sum
+(``instances.evaluator.lattice_jit.pairwise_sum``).
 """
 
 from __future__ import annotations

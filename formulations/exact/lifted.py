@@ -34,8 +34,29 @@ class Rounded:
         self.xs = xs
         self.F = np.ascontiguousarray(d.cdf(xs), dtype=float)
         self.S = np.ascontiguousarray(d.sf(xs), dtype=float)
-        self.ppf, self.isf, self.median = d.ppf, d.isf, float(d.median)
+        self._ppf, self._isf, self.median = d.ppf, d.isf, float(d.median)
         self.mean, self.var = d.mean, d.var
+        self._quantiles: dict[tuple[float, bool], object] = {}  # (level, upper) -> the law's quantile
+
+    def ppf(self, q):
+        """The law's quantile at ``q`` (remembered per scalar level: every cell's lifted law asks its
+        core, ``ppf(TAIL)`` and ``isf(TAIL)``, of the same law)."""
+        return self._quantile(q, False)
+
+    def isf(self, q):
+        """The law's upper quantile at ``q`` (remembered per scalar level, as :meth:`ppf`)."""
+        return self._quantile(q, True)
+
+    def _quantile(self, q, upper: bool):
+        if np.ndim(q) != 0:
+            return (self._isf if upper else self._ppf)(q)
+        key = (float(q), upper)
+        out = self._quantiles.get(key)
+        if out is None:
+            if len(self._quantiles) >= 4096:  # levels are few (the core's two); a bound all the same
+                self._quantiles.clear()
+            out = self._quantiles[key] = (self._isf if upper else self._ppf)(q)
+        return out
 
     def index(self, x) -> np.ndarray:
         """Index of the largest grid point ``<= x`` (``-1`` below the grid, ``n - 1`` for NaN).
