@@ -114,6 +114,19 @@ def test_lagrangian_is_matvec_less_the_budget():
             assert np.array_equal(lagrangian(lo, phi, lam, limit), matvec(lo, phi) - lam * limit)
 
 
+def test_short_dot_is_numpys_dot():
+    """The placed sums' prefix part in plain floats: numpy's ``dot`` of fewer than 8 terms, to the bit."""
+    from deplbench.formulations.exact.placed import _dot
+    from deplbench.numeric import dot
+
+    rng = np.random.default_rng(12)
+    for _ in range(3000):
+        n = int(rng.integers(1, 8))
+        x = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n)
+        y = tuple(float(v) for v in rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n))
+        assert _dot(x.tolist(), y) == dot(x, y)
+
+
 # ---- the label store's dominance ----------------------------------------------------------------
 
 def _dominated_ref(store: LabelStore, c: np.ndarray, n: np.ndarray) -> bool:

@@ -8,7 +8,7 @@ components in the order every walk passes them. The search asks this millions of
 few dozen distinct weight vectors and sets of remaining models, so :class:`PlacedSums` remembers
 each weight vector's rank and the placement order per weight vector and set of remaining models,
 and sums in plain floats; the terms and their order are those of the direct computation, so the
-sums are the same bits (``tests/test_exact_placed.py``).
+sums are the same bits (``tests/test_exact_placed.py``), the prefix's own part too (:func:`_dot`).
 
 May import: numpy, :mod:`deplbench.numeric`. Imported by: :mod:`.bounds`.
 """
@@ -44,13 +44,15 @@ class PlacedSums:
     def __call__(self, p, x: np.ndarray, with_prefix: bool = True) -> float:
         """``max`` over the completions of ``p`` of ``sum_m x_m C_m``; without the prefix's own part
         when ``with_prefix`` is false."""
-        total = dot(x, p.s) if with_prefix else 0.0
         key = x.tobytes()
         ranked = self._ranks.get(key)
         if ranked is None:
             rank = tuple(int(m) for m in np.argsort(-(x * self.shape), kind="stable"))
             ranked = self._ranks[key] = (x.tolist(), rank)
         xs, cum, r, pos = ranked[0], self.cum, p.r, p.k
+        total = 0.0
+        if with_prefix:
+            total = _dot(xs, p.s) if len(xs) < 8 else dot(x, p.s)
         for m in self._order(key, ranked[1], r, p.last >= 0):
             row = cum[m]
             total += xs[m] * (row[pos + r[m]] - row[pos])
@@ -70,3 +72,12 @@ class PlacedSums:
                 out = tuple(sorted(out, key=where.__getitem__))
             self._orders[okey] = out
         return out
+
+
+def _dot(xs: list[float], ys) -> float:
+    """:func:`deplbench.numeric.dot` of fewer than 8 terms in plain floats: numpy's pairwise sum adds
+    so few products one after the other, from ``-0.0``; the products are the same IEEE products."""
+    total = -0.0
+    for a, b in zip(xs, ys, strict=True):
+        total += a * b
+    return total
