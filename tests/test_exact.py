@@ -315,7 +315,7 @@ def test_block_scan_plans_are_certified_and_never_below_the_optimum(mode):
 
 def test_memo_dominance_matches_its_definition():
     """``search._dominated`` against its definition: g <= g2, r <= r2 and the same models remain."""
-    from deplbench.formulations.exact.search import _dominated
+    from deplbench.formulations.exact.search import _dominated, memo_entry
 
     rng = np.random.default_rng(3)
     hits = 0
@@ -326,7 +326,7 @@ def test_memo_dominance_matches_its_definition():
         g = float(rng.choice([0.5, 1.0, 1.5]))
         want = any(g2 >= g and all(a >= b and (a > 0) == (b > 0) for a, b in zip(r2, r, strict=True))
                    for r2, g2 in entries)
-        assert _dominated(entries, r, g) == want
+        assert _dominated([memo_entry(*e) for e in entries], r, g) == want
         hits += want
     assert 100 < hits < 2900  # both answers occur
 
@@ -394,11 +394,11 @@ def test_sparse_switch_graphs_refute_only_what_enumeration_refutes(mode, monkeyp
 
 def test_memo_dominance_holds_the_earlier_components_fixed():
     """A refutation stored for ``r2`` covers ``r <= r2`` only when ``r`` equals ``r2`` on ``fixed``."""
-    from deplbench.formulations.exact.search import _dominated
+    from deplbench.formulations.exact.search import _dominated, memo_entry
 
-    assert _dominated([((2, 3, 1), 1.0)], (2, 1, 1), 1.0, fixed=(0,))
-    assert not _dominated([((2, 3, 1), 1.0)], (1, 3, 1), 1.0, fixed=(0,))
-    assert _dominated([((2, 3, 1), 1.0)], (1, 3, 1), 1.0)
+    assert _dominated([memo_entry((2, 3, 1), 1.0)], (2, 1, 1), 1.0, fixed=(0,))
+    assert not _dominated([memo_entry((2, 3, 1), 1.0)], (1, 3, 1), 1.0, fixed=(0,))
+    assert _dominated([memo_entry((2, 3, 1), 1.0)], (1, 3, 1), 1.0)
 
 
 @pytest.mark.parametrize("method", ["exact", "bruteforce"])

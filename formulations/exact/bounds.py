@@ -232,8 +232,7 @@ class Bounder:
                 return True
             return self.refuted(self.prefix_terms(g, p), bracket)
         c = np.array([g * (p.s[m] + self.cum[m, k + p.r[m]] - self.cum[m, k]) for m, k in enumerate(self._starts(p))])
-        cnt = np.zeros(self.store.P, dtype=np.int64)
-        np.add.at(cnt, np.asarray(p.switches, dtype=int), 1)
+        cnt = np.bincount(np.asarray(p.switches, dtype=np.intp), minlength=self.store.P)  # switches made, per switch
         # then one column for P_min (empty prefix), one per distinct entry law (first come)
         nsw = len(self.inst.switches)
         storable = True

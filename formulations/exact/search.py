@@ -43,13 +43,18 @@ def check_limits(stats: dict, deadline: float | None, max_work: int) -> None:
         raise WorkLimit
 
 
+def memo_entry(r: tuple[int, ...], g: float) -> tuple:
+    """A stored refutation: the remaining counts ``r``, the data effect ``g`` and which models remain."""
+    return r, g, tuple(b > 0 for b in r)
+
+
 def _dominated(entries: list, r: tuple[int, ...], g: float, fixed: tuple[int, ...] = ()) -> bool:
     """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2, the
     same models remain (so the relaxations count the same mandatory switches) and ``r`` equals
     ``r2`` on ``fixed``, the models outside the last switch component (Lemma 8b's offsets)."""
-    pos = [b > 0 for b in r]
-    return any(g2 >= g and [a > 0 for a in r2] == pos and all(map(operator.ge, r2, r))
-               and all(r2[m] == r[m] for m in fixed) for r2, g2 in entries)
+    pos = tuple(b > 0 for b in r)
+    return any(g2 >= g and pos2 == pos and all(map(operator.ge, r2, r))
+               and all(r2[m] == r[m] for m in fixed) for r2, g2, pos2 in entries)
 
 
 class SequenceSearch:
@@ -77,7 +82,8 @@ class SequenceSearch:
         ids = instance.model_ids
         self.nxt = [[m for m in range(M) if m == a or instance.allowed(ids[a], ids[m])] for a in range(M)]
         self._walks: dict[tuple[int, int], bool] = {}  # (last model, remaining models' mask) -> a walk exists
-        self.memo: dict[Runs, list] = {}  # prefix -> [(remaining counts, g)] proven refuted
+        self.memo: dict[Runs, list] = {}  # prefix -> [(remaining counts, g, their models)] proven refuted
+        self._a = bounder.a.tolist()  # a[m][k] as plain floats: the prefixes' sums s are the same IEEE sums
         self.memo_size = 0
         self.unproven_count = 0  # sequences rejected only because their finest bracket straddled
 
@@ -102,7 +108,7 @@ class SequenceSearch:
             self.memo_size = 0
         lst = self.memo.setdefault(runs, [])
         if len(lst) < MEMO_PER_KEY:
-            lst.append((r, g))
+            lst.append(memo_entry(r, g))
             self.memo_size += 1
 
     def models(self, runs: Runs) -> list[str]:
@@ -118,7 +124,7 @@ class SequenceSearch:
             r = list(counts)
             r[m] -= 1
             s = list(zero)
-            s[m] = self.b.a[m, 0]
+            s[m] = self._a[m][0]
             out = self._visit(g, datasets, ((m, 1),), Prefix(1, m, tuple(r), tuple(s), (), (m,)))
             if out is not None:
                 return out
@@ -148,7 +154,7 @@ class SequenceSearch:
             r = list(p.r)
             r[m] -= 1
             s = list(p.s)
-            s[m] += b.a[m, p.k]
+            s[m] += self._a[m][p.k]
             sw = p.switches if m == p.last else p.switches + (b.sw_index[(p.last, m)],)
             new = runs[:-1] + ((m, runs[-1][1] + 1),) if m == p.last else runs + ((m, 1),)
             out = self._visit(g, datasets, new, Prefix(p.k + 1, m, tuple(r), tuple(s), sw, p.epoch_models + (m,)))
@@ -166,7 +172,7 @@ class SequenceSearch:
         key = head + ((m, 0),)
         if b.valid and b.per_run:
             entries = self.memo.get(key)
-            if entries and any(g2 >= g and r2[0] >= n for r2, g2 in entries):
+            if entries and any(g2 >= g and r2[0] >= n for r2, g2, _ in entries):
                 self.stats["pruned_dominance"] += 1
                 return None
         terms = loss_terms(self.inst, self.models(runs), g)
