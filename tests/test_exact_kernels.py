@@ -18,7 +18,7 @@ from deplbench.formulations.exact import exact as exact_mod
 from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional, lagrangian
 from deplbench.formulations.exact.laws import LabelStore
 from deplbench.formulations.exact.lifted import Rounded, lifted
-from deplbench.instances.evaluator import lattice
+from deplbench.instances.evaluator import lattice, smooth
 from deplbench.instances.evaluator.lattice_batch import JIT_MODULE
 from deplbench.instances.laws.noise import noise_dist
 from deplbench.numeric import irfft, matvec, rfft
@@ -241,3 +241,24 @@ def test_transforms_are_numpys(N):
     A = rng.random((3, N))
     assert np.array_equal(rfft(A, N), np.fft.rfft(A, axis=1))
     assert np.array_equal(irfft(rfft(A, N), N), np.fft.irfft(np.fft.rfft(A, axis=1), N, axis=1))
+
+
+def test_crossing_is_the_numpy_crossing():
+    """The histogram bracket's crossing: the same (J, t) or None, levels at and between the sums,
+    crossings in the first rows (J below the pmf) and past the total mass."""
+    jit = importlib.import_module(JIT_MODULE)
+    rng = np.random.default_rng(6)
+    seen = {"hit": 0, "none": 0, "edge": 0}
+    for _ in range(1500):
+        k = int(rng.integers(1, 6))
+        K = smooth.irwin_hall(k)
+        n = int(rng.integers(1, 40))
+        pmf = rng.random(n) * (10.0 ** rng.integers(-6, 0, n))
+        pmf /= pmf.sum() * rng.choice([1.0, 1.0 + 1e-9, 1.5])
+        cdf = np.cumsum(pmf)
+        level = float(rng.choice([rng.uniform(0, 1.01), cdf[int(rng.integers(n))], cdf[0] * 0.5]))
+        want = smooth._crossing(cdf, pmf, K, level)
+        assert jit.crossing(cdf, pmf, K, level) == want
+        seen["none" if want is None else "hit"] += 1
+        seen["edge"] += want is not None and want[0] < 0
+    assert min(seen.values()) > 0, seen

@@ -31,7 +31,7 @@ import numpy as np
 from deplbench.instances.evaluator import lattice as L
 from deplbench.numeric import JIT
 
-__all__ = ["group_pieces", "clip_lump_trim", "pairwise_sum"]
+__all__ = ["group_pieces", "clip_lump_trim", "crossing", "pairwise_sum"]
 
 PREFIX = 256  # lattice_batch.lump_trim_many's prefix of tail sums
 
@@ -226,3 +226,43 @@ def group_pieces(dist, d: float, positive: bool, lo_i: int, hi_i: int, j0s: list
         s += n
     ba = pm[total:].tolist()
     return out, ba[0::2], ba[1::2]
+
+
+_RO1 = numba.types.Array(numba.types.float64, 1, "A", readonly=True)  # takes writeable arrays too
+_RO2 = numba.types.Array(numba.types.float64, 2, "A", readonly=True)
+
+
+@numba.njit(numba.types.Tuple((numba.types.boolean, numba.types.int64, numba.types.int64))(
+    _RO1, _RO1, _RO2, numba.types.float64), **JIT)
+def _crossing(cdf, pmf, K, level):  # pragma: no cover - compiled
+    """``smooth.crossing`` in one loop: the binary search of ``searchsorted(cdf, level)``, then the rows
+    ``J`` of ``sum_cdf`` in order, each entry ``C_J + (0.0 + p_{J+1} K[0, t] + ... + p_{J+k} K[k-1, t])``
+    (``thin_matmul``'s order), the first ``>= level`` in row-major order."""
+    k, T, n = K.shape[0], K.shape[1], len(pmf)
+    lo, hi = 0, len(cdf)
+    while lo < hi:
+        mid = lo + ((hi - lo) >> 1)
+        if cdf[mid] < level:
+            lo = mid + 1
+        else:
+            hi = mid
+    J1 = lo
+    if J1 >= n:
+        return False, 0, 0
+    for J in range(J1 - k - 1, J1 + 1):
+        Jc = min(max(J, -1), n)  # C = [0, cdf..., cdf[-1]] at Jc + 1
+        base = 0.0 if Jc == -1 else (cdf[Jc] if Jc < len(cdf) else cdf[len(cdf) - 1])
+        for t in range(T):
+            s = 0.0
+            for m in range(k):
+                i = J + 1 + m  # p_{J+1} .. p_{J+k}, zero outside the pmf
+                s += (pmf[i] if 0 <= i < n else 0.0) * K[m, t]
+            if base + s >= level:
+                return True, J, t
+    return False, 0, 0
+
+
+def crossing(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, level: float) -> tuple[int, int] | None:
+    """``smooth.crossing`` compiled, to the bit (``tests/test_exact_kernels.py``)."""
+    hit, J, t = _crossing(cdf, pmf, K, level)
+    return (J, t) if hit else None

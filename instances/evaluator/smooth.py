@@ -186,7 +186,17 @@ def sum_cdf(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, J: np.ndarray) -> n
 
 
 def crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
-    """The first (J, t) in increasing order of ``x_J + t h / r`` with ``H >= level`` (None: never)."""
+    """The first (J, t) in increasing order of ``x_J + t h / r`` with ``H >= level`` (None: never).
+
+    One compiled loop once :mod:`.lattice_jit` is imported (the same sums, so the same answer)."""
+    jit = sys.modules.get(JIT_MODULE)
+    if jit is not None:
+        return jit.crossing(cdf, pmf, K, float(level))
+    return _crossing(cdf, pmf, K, level)
+
+
+def _crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
+    """:func:`crossing` with numpy."""
     k = K.shape[0]
     n = len(pmf)
     J1 = int(np.searchsorted(cdf, level, side="left"))  # H(x_J1) >= cdf[J1] >= level
