@@ -18,7 +18,7 @@ increments, their pairwise sum, the one-model case, the margins) and :func:`lagr
 Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; it is
 imported with ``exact``'s entry module, before the method's clock starts. Imports numpy, numba,
 the suite's compile options (``deplbench.numeric.JIT``) and the evaluator's compiled pairwise sum
-(``instances.evaluator.lattice_jit.pairwise_sum``).
+and binary search (``instances.evaluator.lattice_jit``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from deplbench.instances.evaluator.lattice_jit import pairwise_sum
+from deplbench.instances.evaluator.lattice_jit import pairwise_sum, search_left
 from deplbench.numeric import JIT
 
 __all__ = ["fractional", "lagrangian", "support_knapsack"]
@@ -137,14 +137,7 @@ def support_knapsack(placed, h, inc, beta, a, cum, sep, sep_inc, n, off, free, r
         for i in range(E):
             run = d[i] if i == 0 else run + d[i]
             cd[i] = run
-        lo_i, hi_i = 0, E  # searchsorted(cd, rest), side left
-        while lo_i < hi_i:
-            mid = lo_i + ((hi_i - lo_i) >> 1)
-            if cd[mid] < rest:
-                lo_i = mid + 1
-            else:
-                hi_i = mid
-        last = min(lo_i, E - 1)
+        last = min(search_left(cd, rest), E - 1)
         prev = cd[last - 1] if last else 0.0
         frac = min(max((rest - prev) / d[last], 0.0), 1.0) if d[last] > 0 else 1.0
         steps = float(last) + frac

@@ -31,7 +31,7 @@ import numpy as np
 from deplbench.instances.evaluator import lattice as L
 from deplbench.numeric import JIT
 
-__all__ = ["group_pieces", "clip_lump_trim", "crossing", "pairwise_sum"]
+__all__ = ["group_pieces", "clip_lump_trim", "crossing", "pairwise_sum", "search_left"]
 
 PREFIX = 256  # lattice_batch.lump_trim_many's prefix of tail sums
 
@@ -228,6 +228,21 @@ def group_pieces(dist, d: float, positive: bool, lo_i: int, hi_i: int, j0s: list
     return out, ba[0::2], ba[1::2]
 
 
+@numba.njit(numba.types.int64(numba.types.Array(numba.types.float64, 1, "A", readonly=True), numba.types.float64),
+            **JIT)
+def search_left(a, x):  # pragma: no cover - compiled
+    """``np.searchsorted(a, x, side="left")`` of a sorted vector: numpy's binary search (the first
+    ``i`` with ``not a[i] < x``)."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = lo + ((hi - lo) >> 1)
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 _RO1 = numba.types.Array(numba.types.float64, 1, "A", readonly=True)  # takes writeable arrays too
 _RO2 = numba.types.Array(numba.types.float64, 2, "A", readonly=True)
 
@@ -239,14 +254,7 @@ def _crossing(cdf, pmf, K, level):  # pragma: no cover - compiled
     ``J`` of ``sum_cdf`` in order, each entry ``C_J + (0.0 + p_{J+1} K[0, t] + ... + p_{J+k} K[k-1, t])``
     (``thin_matmul``'s order), the first ``>= level`` in row-major order."""
     k, T, n = K.shape[0], K.shape[1], len(pmf)
-    lo, hi = 0, len(cdf)
-    while lo < hi:
-        mid = lo + ((hi - lo) >> 1)
-        if cdf[mid] < level:
-            lo = mid + 1
-        else:
-            hi = mid
-    J1 = lo
+    J1 = search_left(cdf, level)
     if J1 >= n:
         return False, 0, 0
     for J in range(J1 - k - 1, J1 + 1):
