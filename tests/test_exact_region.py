@@ -238,15 +238,28 @@ def test_region_keys_are_built_under_the_work_limit():
     assert res.bound > 0.0  # the least root key, or the least LB of a root's children, over the groups
 
 
-def test_an_interrupt_while_region_keys_are_built_returns_the_incumbent(monkeypatch):
-    """SIGINT/SIGTERM (KeyboardInterrupt) in the third group's region keys: the incumbent comes back."""
+def _compiled_interrupt() -> SystemError:
+    """What CPython raises when a Ctrl-C lands while a compiled (numba) call builds its result."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as stop:
+            raise SystemError("CPUDispatcher(<function _trim>) returned a result with an exception set") from stop
+    except SystemError as exc:
+        return exc
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, "compiled"])
+def test_an_interrupt_while_region_keys_are_built_returns_the_incumbent(monkeypatch, stop):
+    """SIGINT/SIGTERM (KeyboardInterrupt, also as the SystemError of a compiled call it interrupted)
+    in the third group's region keys: the incumbent comes back."""
     inst = generate("random", MANY_GROUPS, seed=0)
     built = []
     orig = exact_mod.RegionBound.__init__
 
     def init(self, *args, **kwargs):
         if len(built) == 2:
-            raise KeyboardInterrupt
+            raise _compiled_interrupt() if stop == "compiled" else KeyboardInterrupt
         built.append(1)
         orig(self, *args, **kwargs)
 
@@ -254,3 +267,27 @@ def test_an_interrupt_while_region_keys_are_built_returns_the_incumbent(monkeypa
     res = solve("exact", inst, {"time_limit": 600})
     assert res.status == Status.INTERRUPTED and res.plan is not None and res.evaluation.feasible
     assert res.extra["count_vectors"] == 0 and len(built) == 2
+
+
+@pytest.mark.parametrize("cause", ["interrupt", "none"])
+def test_a_compiled_call_interrupted_in_the_search_is_a_stop_other_system_errors_are_crashes(monkeypatch, cause):
+    """The SystemError of a compiled call that a Ctrl-C interrupted ends the search as ``interrupted``
+    with its incumbent and bound; a SystemError of anything else stays an ``error``."""
+    inst = generate("random", {"noise_mode": "per_run"}, seed=1)
+    calls = []
+    orig = exact_mod.SequenceSearch.find
+
+    def find(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise _compiled_interrupt() if cause == "interrupt" else SystemError("a bug")
+        return orig(self, *args, **kwargs)
+
+    monkeypatch.setattr(exact_mod.SequenceSearch, "find", find)
+    res = solve("exact", inst, {"time_limit": 600})
+    if cause == "interrupt":
+        assert res.status == Status.INTERRUPTED and res.plan is not None and res.evaluation.feasible
+        assert res.bound is not None and res.bound <= res.evaluation.cost
+    else:
+        assert res.status == Status.ERROR and "SystemError: a bug" in res.message
+    assert len(calls) == 3

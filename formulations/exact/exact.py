@@ -52,6 +52,7 @@ from deplbench.formulations.exact.search import (
 )
 from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import Refused
+from deplbench.incumbent import is_interrupt
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
@@ -254,7 +255,9 @@ class _BranchAndBound:
                     self.stats["pruned_bound"] += 1
                     continue
                 heapq.heappush(heap, (max(cost, key), next(tie), 1, gi, runs, al))
-        except KeyboardInterrupt:  # SIGINT / SIGTERM: the incumbent, its bound and gap
+        except (KeyboardInterrupt, SystemError) as exc:  # SIGINT / SIGTERM: the incumbent, its bound and gap
+            if not is_interrupt(exc):  # a SystemError that no interrupt caused is a crash
+                raise
             return self._stopped(key, "interrupted", Status.INTERRUPTED)
         except WorkLimit:
             return self._stopped(key, f"work limit max_work={self.max_work} reached")
@@ -334,7 +337,9 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
             # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
             BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit)),
                       int(max_work) // 100).run()
-    except KeyboardInterrupt:  # before the search: the incumbent so far and the root bound
+    except (KeyboardInterrupt, SystemError) as exc:  # before the search: the incumbent so far and the root bound
+        if not is_interrupt(exc):
+            raise
         res = search._stopped(-math.inf, "interrupted", Status.INTERRUPTED)
         return res.replace(build_s=time.perf_counter() - t0, solve_s=0.0)
     build = time.perf_counter() - t0

@@ -33,6 +33,18 @@ class Offer:
 _LISTENERS: list[Callable[[Offer], None]] = []
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """``exc`` is a stop by Ctrl-C (or SIGTERM, which the commands turn into one).
+
+    A ``KeyboardInterrupt``, or the ``SystemError`` CPython raises in its place when the interrupt
+    is raised while a compiled (numba) call builds its result: the call then "returned a result
+    with an exception set", and the ``KeyboardInterrupt`` is that error's cause.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    return isinstance(exc, SystemError) and isinstance(exc.__cause__, KeyboardInterrupt)
+
+
 def offer(plan: Any, objective: float, bound: float | None = None, source: str = "") -> None:
     """Tell every listener about a new incumbent ``plan`` of cost ``objective``.
 

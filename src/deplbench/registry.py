@@ -27,7 +27,7 @@ from typing import Any
 
 from deplbench.certify import check_result
 from deplbench.errors import InputError
-from deplbench.incumbent import Best, listening, offer
+from deplbench.incumbent import Best, is_interrupt, listening, offer
 from deplbench.loading import Entry, import_module, importable, prepare  # noqa: F401 - Entry, importable: re-exported
 from deplbench.loading import function_or_entry as _func
 from deplbench.params import Param, declare, parse, variant_label
@@ -351,15 +351,18 @@ def _call(spec: SolverSpec, instance, p: dict) -> SolveResult:
             res = spec.func(instance, **p)
     except InputError:
         raise
-    except KeyboardInterrupt:
-        if _DEPTH[0] > 1:
-            raise  # the outermost call returns the incumbent
-        res = SolveResult(Status.INTERRUPTED, message="interrupted")
     except MemoryError:
         res = SolveResult(Status.MEMOUT, message="MemoryError")
-    except Exception as exc:  # a crash of one method is a result, not a crash of the caller
-        res = SolveResult(Status.ERROR, message=f"{type(exc).__name__}: {exc}",
-                          extra={"traceback": traceback.format_exc(limit=8)})
+    except (KeyboardInterrupt, Exception) as exc:  # a crash of one method is a result, not a crash of the caller
+        if not is_interrupt(exc):
+            res = SolveResult(Status.ERROR, message=f"{type(exc).__name__}: {exc}",
+                              extra={"traceback": traceback.format_exc(limit=8)})
+        elif _DEPTH[0] > 1:  # the outermost call returns the incumbent
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise KeyboardInterrupt from exc  # one raised inside a compiled call (is_interrupt)
+        else:
+            res = SolveResult(Status.INTERRUPTED, message="interrupted")
     finally:
         _DEPTH[0] -= 1
     if res.status.stopped and (res.plan is None or not res.plan.segments) and best.best is not None:
