@@ -285,7 +285,7 @@ class RegionBound:
         ranked before it surely run (docs/exact-proofs.md, Lemma 8); offset 0 without a common shape.
         """
         need = c.need_for(lo > 0)
-        b = _EMPTY_ROW if base is None else base
+        b = (self._base(lo) if room else _EMPTY_ROW) if base is None else base  # read only with room
         if c.beta is None:
             return support_knapsack(False, c.h, c.inc, _EMPTY_ROW, _EMPTY, _EMPTY, _EMPTY, _EMPTY, lo, _NONE,
                                     free, room, need, self.tol, self.phi, b)

@@ -15,9 +15,14 @@ the three cell formulas, ``maximum(cell, 0)``); the tails' partial sums are sequ
 tail longer than the 256-entry prefix goes back to ``lattice.lump_trim``, as in the numpy path.
 ``tests/test_lattice_batch.py`` runs its bit-for-bit comparison with and without this module.
 
-Used once imported: :mod:`.lattice_batch` looks this module up in ``sys.modules`` and never
-imports it, so numba's import stays off the paths that do not need it (a one-plan evaluation,
-the CLI's start-up). ``exact``, ``bruteforce``, the DepL methods and the SAA methods (whose start
+The bracket's other small loops live here too, each the same operations as its numpy twin
+(``tests/test_exact_kernels.py``): the clip and trim of a convolution (:func:`clip_lump_trim`),
+the histogram bracket's crossing (:func:`crossing`), numpy's pairwise sum and binary search
+(:func:`pairwise_sum`, :func:`search_left`, also used by ``exact``'s region keys).
+
+Used once imported: :mod:`.lattice_batch` (as :mod:`.quantile` and :mod:`.smooth`) looks this
+module up in ``sys.modules`` and never imports it, so numba's import stays off the paths that do
+not need it (a one-plan evaluation, the CLI's start-up). ``exact``, ``bruteforce``, the DepL methods and the SAA methods (whose start
 plan is DepL's) declare it among their run imports, so it is loaded before their clocks start.
 
 May import: numpy, numba, ``instances.evaluator.lattice`` and ``deplbench.numeric`` (its compile options).
