@@ -23,17 +23,20 @@ Prints one Markdown row per instance:
   datasets=3``, seeds 0-4, both modes, ``--large-time-limit`` (300 s) each.
 
 The cost of the ``depl-plus`` incumbent is shown beside the optimum (``exact`` starts from it),
-and the block scan's cost when it improved on it (``-`` otherwise).
+and the block scan's cost when it improved on it (``-`` otherwise). Each row starts with the
+evaluator's memos empty and a garbage collection (outside its time), as in a process of its own.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import time
 
 from deplbench.cli.args import parse_sets
 from deplbench.errors import InputError
+from deplbench.instances.evaluator import caches
 from deplbench.registry import generate, get_solver, solve
 
 LARGE = {"models": 5, "epochs": 60, "clusters": 4, "levels": 10, "datasets": 3}
@@ -49,6 +52,10 @@ COLUMNS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned
 
 def _row(tier: str, mode: str, seed: int, params: dict, limit: float, sets: dict | None = None) -> str:
     inst = generate("random", {**params, "noise_mode": mode}, seed=seed)
+    # each row as in a process of its own: no memo or garbage of the rows before it (a long proof
+    # ran 2-3 % slower after another one in the same process), outside the timed call
+    caches.clear()
+    gc.collect()
     t0 = time.perf_counter()
     res = solve("exact", inst, {"time_limit": limit, **(sets or {})})
     dt = time.perf_counter() - t0
