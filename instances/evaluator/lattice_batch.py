@@ -34,6 +34,12 @@ import numpy as np
 from deplbench.instances.evaluator import lattice as L
 
 JIT_MODULE = "deplbench.instances.evaluator.lattice_jit"  # compiled groups, used once imported (never imported here)
+
+
+def compiled():
+    """:mod:`.lattice_jit` (the compiled loops of the term lattices and the bracket) once something
+    imported it, else None: the evaluator's modules look it up here and never import it."""
+    return sys.modules.get(JIT_MODULE)
 MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
 _PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
 
@@ -101,7 +107,7 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
         scales.append(scale)
         # lattice.term_pmf: v = arange(j0, j1 + 1) * scale, pad from |v[0]|, |v[-1]| (the same products)
         pads.append(L._REL * max(abs(float(j0) * scale), abs(float(j1) * scale)) + 1e-12)
-    jit = sys.modules.get(JIT_MODULE)
+    jit = compiled()
     if jit is not None:
         trimmed, below, above = jit.group_pieces(dist, d, positive, lo_i, hi_i, j0s, lens, scales, pads)
     else:

@@ -22,7 +22,6 @@ whose per-term error is second order in h, at a 5-10 times coarser lattice.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,7 +35,7 @@ from deplbench.instances.evaluator.lattice import (
     lump_trim,
     merge_smallest,
 )
-from deplbench.instances.evaluator.lattice_batch import JIT_MODULE, cached_pmfs
+from deplbench.instances.evaluator.lattice_batch import cached_pmfs, compiled
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.numeric import SHORT, convolve, irfft, rfft
 
@@ -134,7 +133,7 @@ def lattice_step(terms: LossTerms, width: float) -> float:
 
 def _combine(sa: int, a: np.ndarray, sb: int, b: np.ndarray):
     """The sum of two lattice pmfs, its tails lumped and trimmed (for :func:`merge_smallest`)."""
-    jit = sys.modules.get(JIT_MODULE)  # the clip and the trim compiled, once imported (lattice_batch)
+    jit = compiled()  # the clip and the trim compiled, once imported (lattice_batch)
     if jit is None:
         out, e = _convolve(a, b)
         start, out, moved, e2 = lump_trim(sa + sb, out)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 from functools import lru_cache
 
 import numpy as np
@@ -32,7 +31,7 @@ from scipy import special
 from scipy.fft import next_fast_len
 
 from deplbench.instances.evaluator.lattice import lump_trim
-from deplbench.instances.evaluator.lattice_batch import JIT_MODULE, cached_pmf, cached_pmfs
+from deplbench.instances.evaluator.lattice_batch import cached_pmf, cached_pmfs, compiled
 from deplbench.numeric import irfft, rfft, thin_matmul
 
 EPS = float(np.finfo(float).eps)
@@ -189,7 +188,7 @@ def crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
     """The first (J, t) in increasing order of ``x_J + t h / r`` with ``H >= level`` (None: never).
 
     One compiled loop once :mod:`.lattice_jit` is imported (the same sums, so the same answer)."""
-    jit = sys.modules.get(JIT_MODULE)
+    jit = compiled()
     if jit is not None:
         return jit.crossing(cdf, pmf, K, float(level))
     return _crossing(cdf, pmf, K, level)
@@ -285,7 +284,7 @@ def merge_levels(pmfs: list[tuple[int, np.ndarray]], beta: float, err: float) ->
     Long results (over ``LIGHT``) are lumped and trimmed (:func:`lump_trim`), their moved mass
     added to ``beta``; every round-off bound is added to ``err``. Returns (start, pmf, beta, err).
     """
-    jit = sys.modules.get(JIT_MODULE)  # the trim compiled, once imported (lattice_batch)
+    jit = compiled()  # the trim compiled, once imported (lattice_batch)
     trim = lump_trim if jit is None else jit.clip_lump_trim  # (the masses are clipped already)
     items = sorted(pmfs, key=lambda p: len(p[1]))
     while len(items) > 1:
