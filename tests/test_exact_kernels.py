@@ -146,12 +146,15 @@ def _dominated_ref(store: LabelStore, c: np.ndarray, n: np.ndarray) -> bool:
 
 
 @pytest.mark.parametrize("P", [0, 3, 9])
-def test_label_store_scan_is_the_numpy_statement(P):
-    """Stores filled past their cap (the ring overwrites), queries on both sides of each entry."""
-    rng = np.random.default_rng(P)
-    store = LabelStore(4, P, cap=64)
+@pytest.mark.parametrize("cap", [64, 320])
+def test_label_store_scan_is_the_numpy_statement(P, cap):
+    """Stores filled past their cap (the ring empties its oldest block), grown from their first
+    arrays, queried on both sides of each entry: the blocks' boxes skip no dominating entry."""
+    rng = np.random.default_rng(P + cap)
+    store = LabelStore(4, P, cap=cap)
     hits = 0
-    for t in range(400):
+    steps = 6 * cap
+    for t in range(steps):
         c = rng.integers(0, 4, 4).astype(float)
         n = rng.integers(0, 3, max(P, 1)).astype(np.int64)
         if t % 3 == 0:
@@ -161,7 +164,25 @@ def test_label_store_scan_is_the_numpy_statement(P):
         want = _dominated_ref(store, q, qn)
         assert store.dominated(q, qn) == want
         hits += want
-    assert 0 < hits < 400
+    assert 0 < hits < steps
+    assert store.i > store.cap  # the ring went round
+
+
+def test_label_store_keeps_every_entry_up_to_its_cap():
+    """Up to ``cap`` entries, each one still dominates its own label (none forgotten), and the
+    arrays grew from their first size."""
+    rng = np.random.default_rng(7)
+    store = LabelStore(3, 5, cap=LabelStore.BLOCK * 200)
+    first = store.c.shape[1]
+    labels = [(rng.random(3) * 10, rng.integers(0, 5, 5)) for _ in range(store.cap)]
+    for c, n in labels:
+        store.add(c, n)
+    assert store.c.shape[1] == store.cap > first
+    assert all(store.dominated(c, n) for c, n in labels[:: 97])
+    store.add(np.full(3, 100.0), np.zeros(5, dtype=np.int64))  # wraps: the oldest block is emptied
+    c0, n0 = labels[0]
+    assert store.dominated(c0, n0)  # the new entry dominates it
+    assert not store.dominated(np.full(3, 101.0), np.zeros(5, dtype=np.int64))
 
 
 # ---- the lifted laws' reads ---------------------------------------------------------------------
