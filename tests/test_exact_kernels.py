@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from deplbench.formulations.exact import exact as exact_mod
+from deplbench.formulations.exact import labels
 from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional, lagrangian
-from deplbench.formulations.exact.laws import LabelStore
+from deplbench.formulations.exact.labels import LabelStore
 from deplbench.formulations.exact.lifted import Rounded, lifted
 from deplbench.instances.evaluator import lattice, smooth
 from deplbench.instances.evaluator.lattice_batch import JIT_MODULE
@@ -129,60 +130,66 @@ def test_short_dot_is_numpys_dot():
 
 # ---- the label store's dominance ----------------------------------------------------------------
 
-def _dominated_ref(store: LabelStore, c: np.ndarray, n: np.ndarray) -> bool:
-    """``LabelStore.dominated`` of f473b0c."""
-    k = min(store.i, store.cap)
-    if k == 0:
+def _dominated_ref(cs: list, ns: list, c: np.ndarray, n: np.ndarray) -> bool:
+    """Some label ``(c', n')`` of the lists with ``c' >= c`` and ``n' <= n``: the plain numpy statement."""
+    if not cs:
         return False
-    ok = store.c[0, :k] >= c[0]
-    for m in range(1, len(c)):
-        ok &= store.c[m, :k] >= c[m]
-    cand = np.flatnonzero(ok)
-    if cand.size == 0:
-        return False
-    if not store.P:
-        return True
-    return bool((store.n[:, cand] <= np.asarray(n)[:, None]).all(axis=0).any())
+    return bool(((np.array(cs) >= c).all(axis=1) & (np.array(ns) <= n).all(axis=1)).any())
 
 
-@pytest.mark.parametrize("P", [0, 3, 9])
-@pytest.mark.parametrize("cap", [64, 320])
-def test_label_store_scan_is_the_numpy_statement(P, cap):
-    """Stores filled past their cap (the ring empties its oldest block), grown from their first
-    arrays, queried on both sides of each entry: the blocks' boxes skip no dominating entry."""
-    rng = np.random.default_rng(P + cap)
-    store = LabelStore(4, P, cap=cap)
-    hits = 0
-    steps = 6 * cap
-    for t in range(steps):
-        c = rng.integers(0, 4, 4).astype(float)
-        n = rng.integers(0, 3, max(P, 1)).astype(np.int64)
-        if t % 3 == 0:
-            store.add(c, n)
-        q = c + rng.integers(-1, 2, 4)
-        qn = n + rng.integers(-1, 2, len(n))
-        want = _dominated_ref(store, q, qn)
-        assert store.dominated(q, qn) == want
-        hits += want
-    assert 0 < hits < steps
-    assert store.i > store.cap  # the ring went round
-
-
-def test_label_store_keeps_every_entry_up_to_its_cap():
-    """Up to ``cap`` entries, each one still dominates its own label (none forgotten), and the
-    arrays grew from their first size."""
-    rng = np.random.default_rng(7)
-    store = LabelStore(3, 5, cap=LabelStore.BLOCK * 200)
-    first = store.c.shape[1]
-    labels = [(rng.random(3) * 10, rng.integers(0, 5, 5)) for _ in range(store.cap)]
-    for c, n in labels:
+def _fill_and_ask(monkeypatch, M: int, P: int, cap: int, adds: int, seed: int):
+    """A store with a small recent part (many rebuilds of its tree), asked after every third label
+    on both sides of it; yields (answer, the plain statement's over the labels it must keep)."""
+    monkeypatch.setattr(labels, "RECENT", 128)
+    rng = np.random.default_rng(seed)
+    store = LabelStore(M, P, cap=cap)
+    cs, ns, built = [], [], 0
+    for t in range(adds):
+        c = rng.integers(0, 6, M).astype(float)
+        n = rng.integers(0, 3, max(P, 1))
         store.add(c, n)
-    assert store.c.shape[1] == store.cap > first
-    assert all(store.dominated(c, n) for c, n in labels[:: 97])
-    store.add(np.full(3, 100.0), np.zeros(5, dtype=np.int64))  # wraps: the oldest block is emptied
-    c0, n0 = labels[0]
-    assert store.dominated(c0, n0)  # the new entry dominates it
-    assert not store.dominated(np.full(3, 101.0), np.zeros(5, dtype=np.int64))
+        cs.append(c)
+        ns.append(n[:P] if P else n[:0])
+        if store.r == 0:
+            built = len(cs)  # a rebuild: the tree keeps the newest ``cap`` labels so far
+        if t % 3 == 0:
+            q = c + rng.integers(-1, 2, M)
+            qn = n + rng.integers(-1, 2, len(n))
+            keep = slice(max(built - cap, 0), None)
+            yield store.dominated(q, qn), _dominated_ref(cs[keep], ns[keep], q, qn[:P] if P else qn[:0])
+
+
+@pytest.mark.parametrize("M,P", [(1, 0), (4, 0), (4, 3), (5, 9)])
+def test_label_store_answers_the_plain_statement(monkeypatch, M, P):
+    """Labels in a small grid (many dominances), past several rebuilds of the tree: the blocks' and
+    the subtrees' boxes skip no dominating label."""
+    got = list(_fill_and_ask(monkeypatch, M, P, cap=1 << 17, adds=1500, seed=M + P))
+    assert all(a == b for a, b in got)
+    hits = sum(b for _, b in got)
+    assert 0 < hits < len(got)
+
+
+def test_label_store_drops_the_oldest_labels_beyond_its_cap(monkeypatch):
+    """With ``cap`` 300 the tree keeps the newest 300 labels at each rebuild (plus the recent ones)."""
+    got = list(_fill_and_ask(monkeypatch, 3, 2, cap=300, adds=1500, seed=5))
+    assert all(a == b for a, b in got)
+
+
+def test_label_store_tree_boxes_hold_their_slots():
+    """Every node's box is the largest ``c`` and least ``n`` of its slots, its children split its slots."""
+    rng = np.random.default_rng(3)
+    c = rng.random((3, 1000))
+    n = rng.integers(0, 4, (2, 1000)).astype(np.int32)
+    t = labels._Tree.build(c, n, np.arange(1000))
+    assert sorted(t.age.tolist()) == list(range(1000))  # a permutation of the labels
+    for v in range(len(t.lo)):
+        lo, hi = t.lo[v], t.hi[v]
+        assert np.array_equal(t.bc[v], t.c[:, lo:hi].max(axis=1))
+        assert np.array_equal(t.bn[v], t.n[:, lo:hi].min(axis=1))
+        if t.left[v] < 0:
+            assert hi - lo <= labels.LEAF
+        else:
+            assert (t.lo[t.left[v]], t.hi[t.right[v]]) == (lo, hi) and t.hi[t.left[v]] == t.lo[t.right[v]]
 
 
 # ---- the lifted laws' reads ---------------------------------------------------------------------

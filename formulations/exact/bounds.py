@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deplbench.formulations.exact.laws import LabelStore, min_law
+from deplbench.formulations.exact.labels import LabelStore
+from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.placed import PlacedSums
 from deplbench.formulations.exact.walks import Blocks
 from deplbench.instances.evaluator.evaluate import cantelli_lower
