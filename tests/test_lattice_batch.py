@@ -227,3 +227,30 @@ def test_tails_past_the_prefix_give_the_per_term_lattices(monkeypatch):
     monkeypatch.setattr(lattice, "lump_trim", real)
     lattice.clear_tables()
     assert all(_same(a, lattice.term_pmf(*k)) for a, k in zip(got, keys, strict=True))
+
+
+def test_the_memo_keeps_reused_laws_only_within_its_bytes(monkeypatch):
+    """A law built for a few brackets (``tabulate`` false) is not kept; the others are, until their
+    masses pass ``MAX_PMF_BYTES`` (the least recently used dropped); what comes back is
+    ``term_pmf``'s, kept or not."""
+    import dataclasses
+
+    from deplbench.instances.evaluator import lattice_batch
+
+    d = noise_dist("invgamma", 1.0, 0.03)
+    once = dataclasses.replace(d, tabulate=False)
+    h = 0.01
+    for law in (once, d):
+        got = cached_pmfs([(law, -3.0)], h)[0]
+        want = lattice.term_pmf(law, -3.0, h)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    assert [k[0].tabulate for k in lattice_batch._PMFS] == [True]
+    one = lattice_batch._BYTES[0]
+    assert one == cached_pmf(d, -3.0, h)[1].nbytes > 0
+    monkeypatch.setattr(lattice_batch, "MAX_PMF_BYTES", 3 * one)
+    for c in (-3.001, -3.002, -3.003, -3.004, -3.005):
+        cached_pmfs([(d, c)], h)
+    kept = list(lattice_batch._PMFS.values())
+    assert lattice_batch._BYTES[0] == sum(r[1].nbytes for r in kept) <= 3.2 * one
+    assert (d, -3.005, h, lattice.GRID_FRACTION) in lattice_batch._PMFS  # the newest stays
+    assert (d, -3.0, h, lattice.GRID_FRACTION) not in lattice_batch._PMFS  # the oldest went

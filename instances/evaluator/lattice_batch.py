@@ -40,8 +40,10 @@ def compiled():
     """:mod:`.lattice_jit` (the compiled loops of the term lattices and the bracket) once something
     imported it, else None: the evaluator's modules look it up here and never import it."""
     return sys.modules.get(JIT_MODULE)
-MAX_PMFS = 4096  # term lattices kept (least recently used dropped)
+MAX_PMFS = 1 << 16  # term lattices kept (least recently used dropped)
+MAX_PMF_BYTES = 1 << 27  # and their masses' bytes (128 MB)
 _PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
+_BYTES = [0]  # the masses' bytes of the lattices kept (a sum: no scan per insertion)
 
 
 def cached_pmf(dist, coef: float, h: float, fraction: float = L.GRID_FRACTION) -> tuple:
@@ -64,15 +66,21 @@ def cached_pmfs(pairs, h: float, fraction: float = L.GRID_FRACTION) -> list[tupl
         return got
     miss = list(dict.fromkeys(k for k, r in zip(keys, got, strict=True) if r is None))
     new = dict(zip(miss, batch_pmfs(miss), strict=True))
-    _PMFS.update(new)
-    while len(_PMFS) > MAX_PMFS:
-        _PMFS.popitem(last=False)
+    # a law built for a few brackets (``tabulate`` false: the cover conditions' lifted laws) is not
+    # kept: its lattices are never asked for again, and they would push out the reused ones
+    for k, r in new.items():
+        if k[0].tabulate:
+            _PMFS[k] = r
+            _BYTES[0] += r[1].nbytes
+    while len(_PMFS) > MAX_PMFS or (_BYTES[0] > MAX_PMF_BYTES and len(_PMFS) > 1):
+        _BYTES[0] -= _PMFS.popitem(last=False)[1][1].nbytes
     return [r if r is not None else new[k] for k, r in zip(keys, got, strict=True)]
 
 
 def clear() -> None:
     """Drop every memoised term lattice (benchmarks measure cold runs with it)."""
     _PMFS.clear()
+    _BYTES[0] = 0
 
 
 def batch_pmfs(keys: list[tuple]) -> list[tuple]:
