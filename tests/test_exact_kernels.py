@@ -182,14 +182,13 @@ def test_label_store_tree_boxes_hold_their_slots():
     n = rng.integers(0, 4, (2, 1000)).astype(np.int32)
     t = labels._Tree.build(c, n, np.arange(1000))
     assert sorted(t.age.tolist()) == list(range(1000))  # a permutation of the labels
-    for v in range(len(t.lo)):
-        lo, hi = t.lo[v], t.hi[v]
+    for v, (lo, hi, left, right) in enumerate(t.nodes):
         assert np.array_equal(t.bc[v], t.c[:, lo:hi].max(axis=1))
         assert np.array_equal(t.bn[v], t.n[:, lo:hi].min(axis=1))
-        if t.left[v] < 0:
-            assert hi - lo <= labels.LEAF
+        if left < 0:
+            assert right < 0 and hi - lo <= labels.LEAF
         else:
-            assert (t.lo[t.left[v]], t.hi[t.right[v]]) == (lo, hi) and t.hi[t.left[v]] == t.lo[t.right[v]]
+            assert (t.nodes[left, 0], t.nodes[right, 1]) == (lo, hi) and t.nodes[left, 1] == t.nodes[right, 0]
 
 
 # ---- the lifted laws' reads ---------------------------------------------------------------------

@@ -62,13 +62,9 @@ class LabelStore:
 
     def dominated(self, c: np.ndarray, n: np.ndarray) -> bool:
         """Some label kept has every ``c' >= c`` and every ``n' <= n`` (compiled scans)."""
-        c = np.asarray(c, dtype=float)
-        n = np.asarray(n, dtype=np.int32)
-        if self.r and _blocks(self.rc, self.rn, self.rbc, self.rbn, c, n, self.r, self.P, self._ok):
-            return True
         t = self.tree
-        return t.size > 0 and bool(_walk(t.c, t.n, t.lo, t.hi, t.left, t.right, t.bc, t.bn, c, n, self.P,
-                                         self._ok, self._stack))
+        return bool(_query(self.rc, self.rn, self.rbc, self.rbn, self.r, t.c, t.n, t.nodes, t.bc, t.bn,
+                           np.asarray(c, dtype=float), np.asarray(n, dtype=np.int64), self.P, self._ok, self._stack))
 
     def add(self, c: np.ndarray, n: np.ndarray) -> None:
         j, b = self.r, self.r // LEAF
@@ -100,9 +96,10 @@ class LabelStore:
 
 
 class _Tree:
-    """A k-d tree over the labels' ``c`` (arrays in tree order; node ``v`` holds slots ``lo[v]:hi[v]``)."""
+    """A k-d tree over the labels' ``c``: arrays in tree order, and per node ``v`` the row
+    ``nodes[v] = (lo, hi, left, right)`` (its slots ``lo:hi``; children -1 at a leaf) and its box."""
 
-    __slots__ = ("c", "n", "age", "lo", "hi", "left", "right", "bc", "bn", "size")
+    __slots__ = ("c", "n", "age", "nodes", "bc", "bn", "size")
 
     @classmethod
     def build(cls, c: np.ndarray, n: np.ndarray, age: np.ndarray) -> _Tree:
@@ -125,10 +122,9 @@ class _Tree:
                 todo.append((lo, mid, v, 0))
         t = cls()
         t.c, t.n, t.age = np.ascontiguousarray(c[:, order]), np.ascontiguousarray(n[:, order]), age[order]
-        arr = np.array(nodes, dtype=np.int64).reshape(-1, 4)
-        t.lo, t.hi, t.left, t.right = (np.ascontiguousarray(arr[:, k]) for k in range(4))
-        t.bc = np.empty((len(arr), c.shape[0]))
-        t.bn = np.empty((len(arr), n.shape[0]), dtype=np.int32)
+        t.nodes = np.array(nodes, dtype=np.int64).reshape(-1, 4)
+        t.bc = np.empty((len(nodes), c.shape[0]))
+        t.bn = np.empty((len(nodes), n.shape[0]), dtype=np.int32)
         for v, (lo, hi, _, _) in enumerate(nodes):
             t.bc[v] = t.c[:, lo:hi].max(axis=1)
             t.bn[v] = t.n[:, lo:hi].min(axis=1)
@@ -136,7 +132,7 @@ class _Tree:
         return t
 
 
-@numba.njit("boolean(float64[:, ::1], int32[:, ::1], int64, int64, float64[::1], int32[::1], int64, boolean[::1])",
+@numba.njit("boolean(float64[:, ::1], int32[:, ::1], int64, int64, float64[::1], int64[::1], int64, boolean[::1])",
             **JIT)
 def _slots(cs, ns, lo, hi, c, n, P, ok):  # pragma: no cover - compiled
     """Some slot ``lo <= j < hi`` (at most ``len(ok)``) with ``cs[:, j] >= c`` and ``ns[:P, j] <= n``: the
@@ -162,7 +158,7 @@ def _slots(cs, ns, lo, hi, c, n, P, ok):  # pragma: no cover - compiled
     return False
 
 
-@numba.njit("boolean(float64[::1], int32[::1], float64[::1], int32[::1], int64)", **JIT)
+@numba.njit("boolean(float64[::1], int32[::1], float64[::1], int64[::1], int64)", **JIT)
 def _inside(bc, bn, c, n, P):  # pragma: no cover - compiled
     """The box (largest ``c``, least ``n``) may hold a slot that dominates ``(c, n)``."""
     for m in range(len(c)):
@@ -174,34 +170,31 @@ def _inside(bc, bn, c, n, P):  # pragma: no cover - compiled
     return True
 
 
-@numba.njit("boolean(float64[:, ::1], int32[:, ::1], float64[:, ::1], int32[:, ::1], float64[::1], int32[::1], "
-            "int64, int64, boolean[::1])", **JIT)
-def _blocks(cs, ns, bc, bn, c, n, k, P, ok):  # pragma: no cover - compiled
-    """A dominating slot among the first ``k`` (blocks of ``len(ok)``, the newest first: a search's
-    refutations dominate its next prefixes most often), skipping the blocks whose box fails."""
+@numba.njit("boolean(float64[:, ::1], int32[:, ::1], float64[:, ::1], int32[:, ::1], int64, float64[:, ::1], "
+            "int32[:, ::1], int64[:, ::1], float64[:, ::1], int32[:, ::1], float64[::1], int64[::1], int64, "
+            "boolean[::1], int64[::1])", **JIT)
+def _query(rc, rn, rbc, rbn, r, tc, tn, nodes, tbc, tbn, c, n, P, ok, stack):  # pragma: no cover - compiled
+    """A label that dominates ``(c, n)``: among the ``r`` recent ones (blocks of ``len(ok)``, the
+    newest first: a search's refutations dominate its next prefixes most often), then in the tree
+    (depth first from the root); every block and subtree whose box fails is skipped."""
     B = len(ok)
-    for b in range((k + B - 1) // B - 1, -1, -1):
-        if _inside(bc[b], bn[b], c, n, P) and _slots(cs, ns, b * B, min(k, b * B + B), c, n, P, ok):
+    for b in range((r + B - 1) // B - 1, -1, -1):
+        if _inside(rbc[b], rbn[b], c, n, P) and _slots(rc, rn, b * B, min(r, b * B + B), c, n, P, ok):
             return True
-    return False
-
-
-@numba.njit("boolean(float64[:, ::1], int32[:, ::1], int64[::1], int64[::1], int64[::1], int64[::1], "
-            "float64[:, ::1], int32[:, ::1], float64[::1], int32[::1], int64, boolean[::1], int64[::1])", **JIT)
-def _walk(cs, ns, lo, hi, left, right, bc, bn, c, n, P, ok, stack):  # pragma: no cover - compiled
-    """A dominating slot in the tree: depth first from the root, skipping the subtrees whose box fails."""
+    if len(nodes) == 0:
+        return False
     top = 0
     stack[0] = 0
     while top >= 0:
         v = stack[top]
         top -= 1
-        if not _inside(bc[v], bn[v], c, n, P):
+        if not _inside(tbc[v], tbn[v], c, n, P):
             continue
-        if left[v] < 0:
-            if _slots(cs, ns, lo[v], hi[v], c, n, P, ok):
+        if nodes[v, 2] < 0:
+            if _slots(tc, tn, nodes[v, 0], nodes[v, 1], c, n, P, ok):
                 return True
             continue
-        stack[top + 1] = right[v]
-        stack[top + 2] = left[v]
+        stack[top + 1] = nodes[v, 3]
+        stack[top + 2] = nodes[v, 2]
         top += 2
     return False
