@@ -14,7 +14,7 @@ dominance (orthant) query. The labels live in two parts:
 
 A query skips every block and subtree whose box fails the test, so its answer is the plain
 scan's over every label kept, at a fraction of the cost. Until 2026-12-05 the store was one
-plain scan of the last 4096 labels; the refutations it forgot cost seed 6 of the m5e40 tier 40 %
+plain scan of the last 4096 labels; the refutations it forgot cost seed 6 of the m5e40 tier two thirds
 more brackets (179k against 107k), and a plain scan of all of them a fifth of the search's time.
 At most ``cap`` labels are kept (the oldest dropped at a rebuild), plus the recent ones.
 
