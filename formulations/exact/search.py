@@ -52,7 +52,7 @@ def _dominated(entries: list, r: tuple[int, ...], g: float, fixed: tuple[int, ..
     """A stored refutation (r2, g2) of the same prefix covers (r, g) when g <= g2, r <= r2, the
     same models remain (so the relaxations count the same mandatory switches) and ``r`` equals
     ``r2`` on ``fixed``, the models outside the last switch component (Lemma 8b's offsets).
-    (A plain loop: the same answer as ``any`` over a generator, at two thirds of its cost.)"""
+    (A plain loop: the same answer as ``any`` over a generator, without its frame.)"""
     pos = tuple(b > 0 for b in r)
     ge = operator.ge
     for r2, g2, pos2 in entries:
