@@ -57,9 +57,6 @@ class LabelStore:
         self.r = 0  # recent labels held
         self.tree = _Tree.build(np.empty((M, 0)), np.empty((self._p, 0), dtype=np.int32), np.empty(0, np.int64))
 
-    def __len__(self) -> int:
-        return self.r + self.tree.size
-
     def dominated(self, c: np.ndarray, n: np.ndarray) -> bool:
         """Some label kept has every ``c' >= c`` and every ``n' <= n`` (compiled scans)."""
         t = self.tree

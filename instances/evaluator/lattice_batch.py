@@ -35,15 +35,16 @@ from deplbench.instances.evaluator import lattice as L
 
 JIT_MODULE = "deplbench.instances.evaluator.lattice_jit"  # compiled groups, used once imported (never imported here)
 
+MAX_PMFS = 1 << 16  # term lattices kept (least recently used dropped)
+MAX_PMF_BYTES = 1 << 27  # and their masses' bytes (128 MB)
+_PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
+_BYTES = [0]  # the masses' bytes of the lattices kept (a sum: no scan per insertion)
+
 
 def compiled():
     """:mod:`.lattice_jit` (the compiled loops of the term lattices and the bracket) once something
     imported it, else None: the evaluator's modules look it up here and never import it."""
     return sys.modules.get(JIT_MODULE)
-MAX_PMFS = 1 << 16  # term lattices kept (least recently used dropped)
-MAX_PMF_BYTES = 1 << 27  # and their masses' bytes (128 MB)
-_PMFS: OrderedDict = OrderedDict()  # (dist, coef, h, fraction) -> lattice.term_pmf's result (read-only masses)
-_BYTES = [0]  # the masses' bytes of the lattices kept (a sum: no scan per insertion)
 
 
 def cached_pmf(dist, coef: float, h: float, fraction: float = L.GRID_FRACTION) -> tuple:
