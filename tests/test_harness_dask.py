@@ -55,3 +55,18 @@ def test_local_cluster_workers_are_quiet():
 
     assert set(got.values()) == {(os.environ.get("MALLOC_TRIM_THRESHOLD_"), "1", False, "1s")}
     assert dask.config.get("distributed.worker.profile.enabled") == before  # the client's config unchanged
+
+
+def test_workers_drop_only_the_closing_heartbeat_record():
+    """The preload's filter drops a worker's failed heartbeat to a closing scheduler, whatever its
+    level (some distributed versions log it as an error with a traceback), and keeps other errors."""
+    import logging
+
+    from deplbench.benchmarks.harness.worker_signals import closing_heartbeat
+
+    def rec(level, msg):
+        return logging.LogRecord("distributed.worker", level, __file__, 1, msg, None, None)
+
+    assert not closing_heartbeat(rec(logging.ERROR, "Failed to communicate with scheduler during heartbeat."))
+    assert not closing_heartbeat(rec(logging.WARNING, "Failed to communicate with scheduler during heartbeat."))
+    assert closing_heartbeat(rec(logging.ERROR, "Compute Failed"))
