@@ -87,3 +87,22 @@ def test_placed_sums_and_product_bound_keep_their_bits(seed):
         assert got == want, (p, got, want)
         checked += 1
     assert checked > 200
+
+
+def test_the_placed_product_bound_is_asked_once_per_count_vector(monkeypatch):
+    """Lemma 9's bound is asked for empty prefixes only (the count-level screen), never deeper in
+    the sequence search, where it decided too few prefixes for its cost (docs/exact.md)."""
+    from deplbench.registry import solve
+
+    asked: list[int] = []
+    real = Bounder._placed_bound
+
+    def spy(self, g, p):
+        asked.append(p.last)
+        return real(self, g, p)
+
+    monkeypatch.setattr(Bounder, "_placed_bound", spy)
+    inst = generate("random", {"noise_mode": "per_run", "models": 4, "epochs": 20}, 5)
+    res = solve("exact", inst, {"time_limit": 120})
+    assert res.status.value == "optimal" and res.extra["nodes"] > 0
+    assert asked and set(asked) == {-1}

@@ -225,7 +225,8 @@ class Bounder:
     # ---- refutation --------------------------------------------------------------------------
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
         """Refute every completion of ``p``: dominance by a stored refutation (per_run), the placed
-        bounds (:meth:`placed_refuted`), else the relaxation's tests (:meth:`refuted`)."""
+        bounds (:meth:`placed_refuted`), else the relaxation's tests (:meth:`refuted`), and for the
+        empty prefix (a count vector) the placed product bound (:meth:`_placed_product`)."""
         if self.store is None or self.low < 0:
             # per_epoch (no label store): the placed Cantelli bound first (Lemma 11), which places the
             # remaining epochs by Lemma 8, where the relaxation gives each model the earliest positions
@@ -256,10 +257,13 @@ class Bounder:
             if storable:
                 self.store.add(c, cnt)
             return True
-        return False
+        # Lemma 9 once per count vector only: in seed 6 of the m5e40 tier it refuted 547 of the
+        # 152,246 deeper prefixes it was asked about, for 7 % of the search's time (docs/exact.md)
+        return p.last < 0 and self._placed_product(g, p)
 
     def placed_refuted(self, g: float, p: Prefix) -> bool:
-        """The position-aware bounds (docs/exact-proofs.md, Lemmas 9, 11 and 12) prove every completion infeasible."""
+        """The placed cover and Cantelli bounds (docs/exact-proofs.md, Lemmas 11 and 12) prove every
+        completion infeasible."""
         if self.shape is None or not any(p.r):
             return False
         if self.per_run and self._placed_cover(g, p):
@@ -268,7 +272,13 @@ class Bounder:
         if self._placed_cantelli(g, p) > self.target + self.margin:
             self.stats["cantelli"] += 1
             return True
-        if self.per_run and self._placed_bound(g, p) > self.target + self.margin:
+        return False
+
+    def _placed_product(self, g: float, p: Prefix) -> bool:
+        """Lemma 9's placed product bound (``per_run``) refutes every completion of ``p``."""
+        if self.shape is None or not any(p.r) or not self.per_run:
+            return False
+        if self._placed_bound(g, p) > self.target + self.margin:
             self.stats["product"] += 1
             return True
         return False
