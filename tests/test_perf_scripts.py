@@ -94,3 +94,25 @@ def test_exact_script_passes_its_sets_and_reports_the_work(capsys):
     err = capsys.readouterr()
     assert err.out == "" and len(err.err.strip().splitlines()) == len(bad_runs)
     assert "--seeds 9 --first-seed 8 for seed 8 alone" in err.err
+
+
+def test_block_probe_never_undercuts_a_proven_optimum_and_certifies_its_plan(tmp_path, capsys):
+    """The deeper scan's plans are certified: its cheapest is non-increasing over the stages, never
+    below ``exact``'s proven optimum, and the evaluator accepts the plan it prints."""
+    import re
+
+    from deplbench.benchmarks.perf import block_probe
+    from deplbench.instances.io import save_instance
+    from deplbench.registry import generate
+
+    inst = generate("random", {"models": 3, "epochs": 12}, 2)
+    path = tmp_path / "inst.json"
+    save_instance(inst, path)
+    opt = solve("exact", inst, {"time_limit": 120.0})
+    assert opt.status == Status.OPTIMAL
+    assert block_probe.main([str(path), "--step", "3", "--time-limit", "300"]) == 0
+    out = capsys.readouterr().out
+    costs = [float(x) for x in re.findall(r"cheapest +([0-9.]+)", out)]
+    assert len(costs) == 4 and costs == sorted(costs, reverse=True)
+    assert costs[-1] >= opt.objective - 5e-5  # printed to 4 decimals
+    assert f"evaluator: feasible, cost {costs[-1]:.4f}" in out
