@@ -94,7 +94,7 @@ def test_the_placed_product_bound_below_the_root_is_asked_only_while_it_pays(mon
     """Lemma 9's bound is asked for every count vector (empty prefix), and for deeper prefixes
     during a trial, then only while it refutes one in ``PRODUCT_RATE`` (docs/exact.md). On this
     instance it refutes none of its 99 deeper prefixes, so a trial of 10 asks exactly 10."""
-    from deplbench.formulations.exact import bounds
+    from deplbench.formulations.exact import product
     from deplbench.registry import solve
 
     asked: list[int] = []
@@ -106,12 +106,12 @@ def test_the_placed_product_bound_below_the_root_is_asked_only_while_it_pays(mon
 
     monkeypatch.setattr(Bounder, "_placed_bound", spy)
     inst = generate("random", {"noise_mode": "per_run"}, 1)
-    monkeypatch.setattr(bounds, "PRODUCT_TRIAL", 10)
+    monkeypatch.setattr(product, "PRODUCT_TRIAL", 10)
     res = solve("exact", inst, {"time_limit": 120})
     assert res.status.value == "optimal"
     deep = [last for last in asked if last >= 0]
     assert len(deep) == 10 and len(asked) > len(deep)
     asked.clear()
-    monkeypatch.setattr(bounds, "PRODUCT_TRIAL", 10**9)  # always asked: the other prefixes too
+    monkeypatch.setattr(product, "PRODUCT_TRIAL", 10**9)  # always asked: the other prefixes too
     solve("exact", inst, {"time_limit": 120})
     assert sum(last >= 0 for last in asked) > 10

@@ -19,13 +19,14 @@ bracket (``lo > target`` proves every completion infeasible).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from deplbench.formulations.exact.labels import LabelStore
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.placed import PlacedSums
+from deplbench.formulations.exact.prefix import Prefix
+from deplbench.formulations.exact.product import SKEW, ProductBounds
 from deplbench.formulations.exact.walks import Blocks
 from deplbench.instances.evaluator.evaluate import cantelli_lower
 from deplbench.instances.evaluator.loss import LossTerms
@@ -33,35 +34,14 @@ from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
 from deplbench.instances.laws.noise import model_noise
 
-__all__ = ["Bounder", "Prefix", "LabelStore", "min_law"]
+__all__ = ["Bounder", "Prefix", "LabelStore", "min_law", "SKEW"]
 
 COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
 MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
-SKEW = (0.5, 0.85)  # product-bound skews: the dominant factor at level p / rho (docs/exact-proofs.md)
 ENTRY_COLUMNS = 32  # label-store columns for distinct entry laws (labels with more are not stored)
-# Lemma 9's placed product bound below the root of a sequence search: asked for the first
-# PRODUCT_TRIAL prefixes, then only while it refutes at least one in PRODUCT_RATE of them
-PRODUCT_TRIAL, PRODUCT_RATE = 1000, 100
 
 
-@dataclass
-class Prefix:
-    """A partial sequence: positions ``1..k`` fixed, ``r[m]`` epochs of model m still to place.
-
-    ``s`` holds the per_run coefficient sums of the placed epochs (sum of a_m over them),
-    ``coefs``/``models`` the per_epoch terms of the placed epochs, ``switches`` the switch
-    indices (into ``instance.switches``) made so far.
-    """
-
-    k: int
-    last: int
-    r: tuple[int, ...]
-    s: tuple[float, ...]
-    switches: tuple[int, ...]
-    epoch_models: tuple[int, ...]
-
-
-class Bounder:
+class Bounder(ProductBounds):
     """Relaxed losses and their refutation for one instance (all dataset selections).
 
     Parameters
@@ -278,27 +258,6 @@ class Bounder:
             return True
         return False
 
-    def _product_pays(self) -> bool:
-        """Ask the placed product bound below the root while it pays: seed 6 of the m5e40 tier asked it
-        59,000 times for 55 refutations (7 % of the search's time; docs/exact.md). Deterministic:
-        it depends on the counts only."""
-        return self._product_asks < PRODUCT_TRIAL or self._product_hits * PRODUCT_RATE >= self._product_asks
-
-    def _deep_product(self, g: float, p: Prefix) -> bool:
-        self._product_asks += 1
-        hit = self._placed_product(g, p)
-        self._product_hits += hit
-        return hit
-
-    def _placed_product(self, g: float, p: Prefix) -> bool:
-        """Lemma 9's placed product bound (``per_run``) refutes every completion of ``p``."""
-        if self.shape is None or not any(p.r) or not self.per_run:
-            return False
-        if self._placed_bound(g, p) > self.target + self.margin:
-            self.stats["product"] += 1
-            return True
-        return False
-
     def _placed_cover(self, g: float, p: Prefix) -> bool:
         """Some cover condition ``w . C >= R / g`` of the completions' support (Lemma 12) fails for
         every completion: ``w . C`` is at most its value with the remaining epochs placed by Lemma 8."""
@@ -329,81 +288,6 @@ class Bounder:
         placed = sum(self.nmean[m] * self.a[m, j] for j, m in enumerate(p.epoch_models))
         rest = self._placed_sum(p, self.nmean * (1 + 1e-12), with_prefix=False)
         return mean - g * (placed * (1 + 1e-12) + rest) - kappa * math.sqrt(g * g * var * (1 + 1e-6) + pvar)
-
-    def quantile_at(self, d: Dist, level: float, upper: bool) -> float:
-        """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
-        if d.is_constant:
-            return d.value
-        key = (id(d), level, upper)
-        q = self._qcache.get(key)
-        if q is None:
-            q = float(d.ppf(level)) * (1 + 1e-12) if upper else float(d.ppf(1.0 - level)) * (1 - 1e-12)
-            self._qcache[key] = q
-        return q
-
-    def _placed_bound(self, g: float, p: Prefix) -> float:
-        """max over dominant models and skews of ``l0 - g sum_m x_m C_m^max + sum_i y_i``.
-
-        Joint product bound over the models' factors and the penalties (made and mandatory):
-        ``P(X_m <= x_m for all m, P_i >= y_i for all i) = prod of the levels > 1 - omega``, and
-        ``sum_m x_m C_m`` is at most its value with the remaining epochs in the positions
-        ``k+1, ...`` sorted by ``x_m A_m`` (rearrangement, a common shape ``a_m = A_m h``).
-        """
-        pens = self._penalty_laws(p)
-        used = tuple(m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0)
-        fixed = self.l0 + self.low * sum(p.r) + sum(d.value for d in pens if d.is_constant)
-        rand = [d for d in pens if not d.is_constant]
-        best, ys = -math.inf, {}
-        for x, lv in self._product_points(used, len(rand)):
-            y = ys.get(lv)
-            if y is None:  # the same for every dominant model
-                y = ys[lv] = sum(self.quantile_at(d, lv, False) for d in rand)
-            best = max(best, fixed + y - g * self._placed_sum(p, x))
-        return best
-
-    def _product_points(self, used: tuple[int, ...], n_rand: int) -> list[tuple[np.ndarray, float]]:
-        """The factors' levels ``x`` of :meth:`_placed_bound`, with the penalties' level, per dominant
-        model and skew (remembered: they depend on the models used and the number of penalties)."""
-        key = ("points", used, n_rand)
-        out = self._entry.get(key)
-        if out is None:
-            out = self._entry[key] = []
-            tail = (1 - self.omega) * (1 + 1e-9)
-            for dom in used:
-                others = len(used) - 1 + n_rand
-                for rho in SKEW if others else (1.0,):
-                    lead = tail / rho
-                    if lead >= 1.0:
-                        continue
-                    lv = rho ** (1.0 / others) if others else 1.0
-                    out.append((np.array([self.quantile_at(self.noise[m], lead if m == dom else lv, True)
-                                          if m in used else 0.0 for m in range(self.M)]), lv))
-        return out
-
-    def _product_bound(self, terms: LossTerms) -> float:
-        """A lower bound on the omega-quantile from independence alone (needs X >= 0).
-
-        With W = sum |c_i| X_i over the n negative terms and beta^n > 1 - omega,
-        P(W <= sum |c_i| q_beta(X_i)) >= prod P(X_i <= q_beta(X_i)) = beta^n > 1 - omega, so
-        q_omega(l) >= offset + sum_{c_i > 0} c_i low_i - sum |c_i| q_beta(X_i).
-        """
-        if not self.valid:
-            return -math.inf
-        neg = [(d, c) for d, c in zip(terms.dists, terms.coefs, strict=True) if c < 0]
-        n = len(neg)
-        if n == 0:
-            return -math.inf
-        beta = min((1 - self.omega) ** (1.0 / n) * (1 + 1e-9), 1.0)
-        if beta >= 1.0:
-            return -math.inf
-        out = terms.offset + sum(c * d.lower for d, c in zip(terms.dists, terms.coefs, strict=True) if c > 0)
-        for d, c in neg:
-            key = (id(d), n)
-            q = self._qcache.get(key)
-            if q is None:
-                q = self._qcache[key] = float(d.ppf(beta)) * (1 + 1e-12)
-            out += c * q
-        return out
 
     def refuted(self, terms: LossTerms, bracket: bool = True) -> bool:
         """True when the omega-quantile of ``terms`` is proven above the target.

@@ -1,0 +1,26 @@
+"""A prefix of a model sequence: what the ``exact`` bounds know of the sequences that extend it.
+
+May import: nothing of the package. Imported by: :mod:`.bounds`, :mod:`.product` (and, through
+``bounds``, :mod:`.search`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Prefix:
+    """A partial sequence: positions ``1..k`` fixed, ``r[m]`` epochs of model m still to place.
+
+    ``s`` holds the per_run coefficient sums of the placed epochs (sum of a_m over them),
+    ``coefs``/``models`` the per_epoch terms of the placed epochs, ``switches`` the switch
+    indices (into ``instance.switches``) made so far.
+    """
+
+    k: int
+    last: int
+    r: tuple[int, ...]
+    s: tuple[float, ...]
+    switches: tuple[int, ...]
+    epoch_models: tuple[int, ...]
