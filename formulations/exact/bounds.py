@@ -264,7 +264,11 @@ class Bounder(ProductBounds):
         made = self.covers.get(tuple(m for m in range(self.M) if p.s[m] > 0 or p.r[m] > 0))
         if made is None:
             return False
-        return any(self._placed_sum(p, w) * (1 + 1e-12) < need for w, need in made.needs(g))
+        placed = self._placed_sum
+        for key, w, need in made.keyed_needs(g):
+            if placed(p, w, True, key) * (1 + 1e-12) < need:
+                return True
+        return False
 
     def _penalty_laws(self, p: Prefix) -> list[Dist]:
         """The laws of the switches ``p`` made and of the entries every completion makes."""

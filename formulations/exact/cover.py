@@ -338,6 +338,7 @@ class SupportCovers:
         self.b, self.U = bounder, tuple(U)
         self.cover = Cover(bounder, U, deadline, max_work)
         self.made: list[tuple[np.ndarray, float]] = []
+        self._keyed: dict[tuple[float, int], list[tuple[bytes, np.ndarray, float]]] = {}
         self.dirs: list[np.ndarray] = []
         for v in first_directions(bounder, U):
             self.add(v, EPS[len(U)])
@@ -357,6 +358,15 @@ class SupportCovers:
         ``need`` being ``R / g`` lowered by a round-off margin (relative ``1e-9``, as ``LB(n)``)."""
         tol = 1e-9 * abs(self.b.l0) + 1e-12
         return [(w, R1 / g * (1 - 1e-9) - tol) for w, R1 in self.made[start:]]
+
+    def keyed_needs(self, g: float) -> list[tuple[bytes, np.ndarray, float]]:
+        """:meth:`needs` of every condition with each weight vector's bytes (the placed sums' key),
+        remembered per ``g`` until a tangent is added: the prefix search asks this at every prefix."""
+        key = (g, len(self.made))
+        out = self._keyed.get(key)
+        if out is None:
+            out = self._keyed[key] = [(w.tobytes(), w, need) for w, need in self.needs(g)]
+        return out
 
     def near(self, v: np.ndarray, gap: float) -> bool:
         """Some tangent of the support was taken within L1 distance ``gap`` of ``v``."""

@@ -41,10 +41,11 @@ class PlacedSums:
         self._ranks: dict[bytes, tuple[list[float], tuple[int, ...]]] = {}
         self._orders: dict[tuple[bytes, int, bool], tuple[int, ...]] = {}
 
-    def __call__(self, p, x: np.ndarray, with_prefix: bool = True) -> float:
+    def __call__(self, p, x: np.ndarray, with_prefix: bool = True, key: bytes | None = None) -> float:
         """``max`` over the completions of ``p`` of ``sum_m x_m C_m``; without the prefix's own part
-        when ``with_prefix`` is false."""
-        key = x.tobytes()
+        when ``with_prefix`` is false (``key``: ``x.tobytes()`` when the caller has it)."""
+        if key is None:
+            key = x.tobytes()
         ranked = self._ranks.get(key)
         if ranked is None:
             rank = tuple(int(m) for m in np.argsort(-(x * self.shape), kind="stable"))
