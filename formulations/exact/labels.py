@@ -120,13 +120,28 @@ class _Tree:
         t = cls()
         t.c, t.n, t.age = np.ascontiguousarray(c[:, order]), np.ascontiguousarray(n[:, order]), age[order]
         t.nodes = np.array(nodes, dtype=np.int64).reshape(-1, 4)
-        t.bc = np.empty((len(nodes), c.shape[0]))
-        t.bn = np.empty((len(nodes), n.shape[0]), dtype=np.int32)
-        for v, (lo, hi, _, _) in enumerate(nodes):
-            t.bc[v] = t.c[:, lo:hi].max(axis=1)
-            t.bn[v] = t.n[:, lo:hi].min(axis=1)
+        t.bc, t.bn = _boxes(t.nodes, t.c, t.n)
         t.size = c.shape[1]
         return t
+
+
+def _boxes(nodes: np.ndarray, c: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's box (the largest ``c``, the least ``n`` of its slots): the leaves (which tile the
+    slots) by one reduction each way, then each inner node from its two children, children first
+    (a child's index is above its parent's). Max and min are exact: the boxes of a slot-by-slot scan."""
+    bc = np.empty((len(nodes), c.shape[0]))
+    bn = np.empty((len(nodes), n.shape[0]), dtype=np.int32)
+    if not len(nodes):
+        return bc, bn
+    leaves = np.nonzero(nodes[:, 2] < 0)[0]
+    leaves = leaves[np.argsort(nodes[leaves, 0], kind="stable")]
+    bc[leaves] = np.maximum.reduceat(c, nodes[leaves, 0], axis=1).T
+    bn[leaves] = np.minimum.reduceat(n, nodes[leaves, 0], axis=1).T
+    inner = np.nonzero(nodes[:, 2] >= 0)[0][::-1]
+    for v, left, right in zip(inner.tolist(), nodes[inner, 2].tolist(), nodes[inner, 3].tolist(), strict=True):
+        np.maximum(bc[left], bc[right], out=bc[v])
+        np.minimum(bn[left], bn[right], out=bn[v])
+    return bc, bn
 
 
 @numba.njit("boolean(float64[:, ::1], int32[:, ::1], int64, int64, float64[::1], int64[::1], int64, boolean[::1])",
