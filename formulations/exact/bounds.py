@@ -77,6 +77,7 @@ class Bounder(ProductBounds):
         # a[m, j] = a_m(j + 1); cum[m, j] = sum of a_m(1..j) (cum[:, 0] = 0)
         self.a = np.array([m.progress.A / (k + m.progress.B) ** m.progress.p for m in instance.models])
         self.cum = np.concatenate([np.zeros((self.M, 1)), np.cumsum(self.a, axis=1)], axis=1)
+        self._cum_rows = self.cum.tolist()  # the same values as plain floats: cheaper to index
         self.noise = [model_noise(m) for m in instance.models]
         # rows of the same numpy scalars (faster to index than the 2-d array, at every search node)
         self._arow, self._amin = [list(row) for row in self.a], float(np.abs(self.a).min()) if self.a.size else 0.0
@@ -217,7 +218,8 @@ class Bounder(ProductBounds):
             if self.store is None and self.low >= 0 and self.placed_refuted(g, p):
                 return True
             return self.refuted(self.prefix_terms(g, p), bracket)
-        c = np.array([g * (p.s[m] + self.cum[m, k + p.r[m]] - self.cum[m, k]) for m, k in enumerate(self._starts(p))])
+        rows = self._cum_rows
+        c = np.array([g * (p.s[m] + rows[m][k + p.r[m]] - rows[m][k]) for m, k in enumerate(self._starts(p))])
         cnt = np.bincount(np.asarray(p.switches, dtype=np.intp), minlength=self.store.P)  # switches made, per switch
         # then one column for P_min (empty prefix), one per distinct entry law (first come)
         nsw = len(self.inst.switches)
