@@ -41,6 +41,7 @@ class ProductBounds:
         return self._product_asks < PRODUCT_TRIAL or self._product_hits * PRODUCT_RATE >= self._product_asks
 
     def _deep_product(self, g: float, p: Prefix) -> bool:
+        """:meth:`_placed_product` below the root, counted for :meth:`_product_pays`."""
         self._product_asks += 1
         hit = self._placed_product(g, p)
         self._product_hits += hit
