@@ -10,7 +10,8 @@ import pytest
 
 from deplbench.formulations.allocation import Allocator
 from deplbench.formulations.exact import exact as exact_mod
-from deplbench.formulations.exact.bounds import Bounder, min_law
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.search import SequenceSearch
 from deplbench.instances.evaluator.evaluate import certify
 from deplbench.instances.evaluator.loss import loss_terms
@@ -204,7 +205,7 @@ def test_fast_epoch_terms_equal_the_general_construction():
 
 
 def _prefix(b: Bounder, prefix: tuple[int, ...], n: tuple[int, ...]):
-    from deplbench.formulations.exact.bounds import Prefix
+    from deplbench.formulations.exact.prefix import Prefix
 
     r = list(n)
     s = [0.0] * b.M

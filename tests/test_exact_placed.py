@@ -7,7 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from deplbench.formulations.exact.bounds import SKEW, Bounder, Prefix
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.prefix import Prefix
+from deplbench.formulations.exact.product import SKEW
 from deplbench.numeric import dot
 from deplbench.registry import generate
 

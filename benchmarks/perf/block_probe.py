@@ -15,34 +15,12 @@ each stage, the evaluator decisions and the time. A cheaper plan would lower the
 from __future__ import annotations
 
 import argparse
-import math
 import time
-
-import numpy as np
 
 from deplbench.formulations.exact.exact import _BranchAndBound
 from deplbench.formulations.exact.incumbent import BlockScan
 from deplbench.instances.evaluator.evaluate import evaluate
 from deplbench.instances.io import load_instance
-
-
-def _lb(scan: BlockScan, gi: int, counts: list[int]) -> float:
-    grp = scan.s.groups[gi]
-    return float(grp.alloc.lower_bounds(np.array([counts], dtype=float))[0]) + grp.transfer
-
-
-def _two_runs(scan: BlockScan, order: list[int]) -> None:
-    s, K = scan.s, scan.K
-    for gi in order:
-        g = s.groups[gi].g
-        for a in range(s.M):
-            for b in (b for b in s.seqs.nxt[a] if b != a):
-                for na in range(1, K):
-                    if scan._stop() or scan._dearer(gi, a, na):
-                        break
-                    nb = scan.least(g, ((a, na),), b, K - na)
-                    if nb is not None:
-                        scan.offer(gi, ((a, na), (b, nb)))
 
 
 def _three_runs(scan: BlockScan, order: list[int], step: int) -> None:
@@ -53,14 +31,10 @@ def _three_runs(scan: BlockScan, order: list[int], step: int) -> None:
             for b in (b for b in s.seqs.nxt[a] if b != a):
                 for c in (c for c in s.seqs.nxt[b] if c != b):
                     for na in range(step, K, step):
-                        if scan._stop() or scan._dearer(gi, a, na):
+                        if scan._stop() or scan._dearer(gi, scan._counts(((a, na),))):
                             break
                         for nb in range(step, K - na, step):
-                            counts = [0] * s.M
-                            counts[a] += na
-                            counts[b] += nb
-                            lb = _lb(scan, gi, counts)
-                            if not math.isfinite(lb) or lb >= s.best[0]:
+                            if scan._dearer(gi, scan._counts(((a, na), (b, nb)))):
                                 break  # more epochs of b cost more still (Lemma 1)
                             nc = scan.least(g, ((a, na), (b, nb)), c, K - na - nb)
                             if nc is not None:
@@ -91,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     if search.best is None:
         return 0
     order = sorted(range(len(search.groups)), key=lambda i: -search.groups[i].g)
-    _two_runs(scan, order)
+    scan.two_runs(order, 1)
     line("two runs, every split")
     _three_runs(scan, order, max(args.step, 1))
     line(f"three runs, splits every {args.step}")

@@ -26,7 +26,7 @@ from deplbench.formulations.exact.labels import LabelStore
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.placed import PlacedSums
 from deplbench.formulations.exact.prefix import Prefix
-from deplbench.formulations.exact.product import SKEW, ProductBounds
+from deplbench.formulations.exact.product import ProductBounds
 from deplbench.formulations.exact.walks import Blocks
 from deplbench.instances.evaluator.evaluate import cantelli_lower
 from deplbench.instances.evaluator.loss import LossTerms
@@ -34,7 +34,7 @@ from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist, penalty_dist
 from deplbench.instances.laws.noise import model_noise
 
-__all__ = ["Bounder", "Prefix", "LabelStore", "min_law", "SKEW"]
+__all__ = ["Bounder"]
 
 COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
 MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from deplbench.formulations.exact.bounds import SKEW, Bounder
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.product import SKEW
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 

@@ -92,17 +92,22 @@ class BlockScan:
                 n = self.least(s.groups[gi].g, (), m, self.K)
                 if n is not None:
                     self.offer(gi, ((m, n),))
-        nxt = s.seqs.nxt
-        for gi in order:  # two runs
+        self.two_runs(order, SPLIT_STEP)
+
+    def two_runs(self, order: list[int], step: int) -> None:
+        """Two-run sequences ``a -> b`` of the groups ``order``: ``a`` for every ``step``-th length,
+        ``b`` for its least certified one."""
+        s = self.s
+        for gi in order:
             g = s.groups[gi].g
             for a in range(s.M):
-                for b in nxt[a]:
+                for b in s.seqs.nxt[a]:
                     if b == a:
                         continue
-                    for na in range(SPLIT_STEP, self.K, SPLIT_STEP):
+                    for na in range(step, self.K, step):
                         if self._stop():
                             return
-                        if self._dearer(gi, a, na):
+                        if self._dearer(gi, self._counts(((a, na),))):
                             break
                         nb = self.least(g, ((a, na),), b, self.K - na)
                         if nb is not None:
@@ -117,11 +122,12 @@ class BlockScan:
     def _stop(self) -> bool:
         return time.perf_counter() > self.deadline or bool(self.max_calls and self.calls >= self.max_calls)
 
-    def _dearer(self, gi: int, a: int, na: int) -> bool:
-        """``na`` epochs of ``a`` alone already cost at least the incumbent (lower bound)."""
+    def _dearer(self, gi: int, counts: list[int]) -> bool:
+        """Every plan of group ``gi`` with at least ``counts`` epochs costs at least the incumbent
+        (its lower bound, Lemma 1)."""
         s = self.s
         if s.best is None:
             return False
         grp = s.groups[gi]
-        lb = float(grp.alloc.lower_bounds(np.array([self._counts(((a, na),))], dtype=float))[0]) + grp.transfer
+        lb = float(grp.alloc.lower_bounds(np.array([counts], dtype=float))[0]) + grp.transfer
         return not math.isfinite(lb) or lb >= s.best[0]

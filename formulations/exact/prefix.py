@@ -1,7 +1,6 @@
 """A prefix of a model sequence: what the ``exact`` bounds know of the sequences that extend it.
 
-May import: nothing of the package. Imported by: :mod:`.bounds`, :mod:`.product` (and, through
-``bounds``, :mod:`.search`).
+May import: nothing of the package. Imported by: :mod:`.bounds`, :mod:`.product`, :mod:`.search`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from __future__ import annotations
 import operator
 import time
 
-from deplbench.formulations.exact.bounds import Bounder, Prefix
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.prefix import Prefix
 from deplbench.formulations.exact.walks import covering_walk
 from deplbench.formulations.exact.work import work_units
 from deplbench.formulations.sequences import run_models
