@@ -10,9 +10,18 @@ import numpy as np
 import pytest
 from test_exact import Oracle, _audit, small
 
+from deplbench.formulations.exact import exact as exact_mod
 from deplbench.formulations.exact import region as exact_region
 from deplbench.formulations.exact.bounds import Bounder
-from deplbench.formulations.exact.cover import EPS, Cover, SupportCovers, entry_laws, tangents
+from deplbench.formulations.exact.cover import (
+    COVER_AFTER,
+    EPS,
+    LATE,
+    Cover,
+    SupportCovers,
+    entry_laws,
+    tangents,
+)
 from deplbench.formulations.exact.lifted import Rounded, lifted
 from deplbench.formulations.exact.work import WORK_MODEL
 from deplbench.instances.evaluator.loss import LossTerms
@@ -59,7 +68,7 @@ def _instance(seed: int, models: int = 3):
                                "noise_mode": "per_run"}, seed=seed)
 
 
-@pytest.mark.parametrize("seed,U", [(0, (0, 1)), (0, (0, 1, 2)), (1, (0, 2)), (2, (0, 1, 2, 3))])
+@pytest.mark.parametrize("seed,U", [(0, (0, 1)), (0, (0, 1, 2)), (1, (0, 2)), (2, (0, 1, 2, 3)), (3, tuple(range(6)))])
 def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
     inst = _instance(seed, max(3, len(U)))
     b = Bounder(inst, {}, True)
@@ -224,3 +233,22 @@ def test_work_limit_stops_inside_a_cover_build():
     assert 0 < res.extra["cover_brackets"] < full.extra["cover_brackets"]
     weight = WORK_MODEL["exact"]["cover_brackets"]
     assert 300 < res.extra["work"] <= 300 + weight * (1 + 1e-9)
+
+
+def test_supports_of_six_models_are_covered():
+    """Supports of six models get cover conditions (``MAX_SIZE``): without them the product bound and
+    Cantelli left every 6-model count vector of the library's 6-model ``per_run`` instance below its
+    optimum for hours (docs/exact-proofs.md, "Covers on six models"). Past the late gate the region
+    keys ask for the six-model support's covers, as for two to five models; the claim of Lemma 12 (e)
+    on six models is checked by the coefficient test above."""
+    inst = generate("random", {"models": 6, "epochs": 8, "datasets": 1, "density": 1.0, "noise_mode": "per_run"},
+                    seed=3)
+    bb = exact_mod._BranchAndBound(inst, math.inf, 10**6)
+    bb.build_regions()
+    reg = bb.regions[0]
+    for s in range(2, 7):
+        U = tuple(range(s))
+        assert not reg._wants_cover(U, -math.inf) or s < LATE  # large supports wait for the gate
+    bb.bounder.stats["count_vectors"] = COVER_AFTER
+    assert all(reg._wants_cover(tuple(range(s)), -math.inf) for s in range(2, 7))
+    assert not reg._wants_cover(tuple(range(6)), math.inf)  # a support already above the cap needs none

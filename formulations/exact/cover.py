@@ -1,6 +1,6 @@
 """Cover conditions: linear necessary conditions of one support, certified by exact brackets.
 
-For a support ``U`` (the models a sequence uses, ``2 <= s <= 5``) and a data effect ``g``, every
+For a support ``U`` (the models a sequence uses, ``2 <= s <= 6``) and a data effect ``g``, every
 sequence certified for the target has (docs/exact-proofs.md, Lemma 12)
 
     sum_{m in U} alpha_m C_m >= R / g,      C_m = sum of a_m(k) over the epochs k that run m,
@@ -38,14 +38,14 @@ from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist
 from deplbench.numeric import dot
 
-EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04}  # aim at R this far below its estimate, by support size
-ADDED_EPS = {2: 0.02, 3: 0.03, 4: 0.05, 5: 0.06}  # the same for the tangents added during a search
+EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04, 6: 0.05}  # aim at R this far below its estimate, by support size
+ADDED_EPS = {2: 0.02, 3: 0.03, 4: 0.05, 5: 0.06, 6: 0.07}  # the same for the tangents added during a search
 PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
 WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
-START = {2: 8, 3: 4, 4: 2, 5: 2}  # cells per axis at the start, by support size
-MAX_CELLS = {2: 64, 3: 300, 4: 600, 5: 300}  # budget: 2^(s-1) times this many halvings, by support size
+START = {2: 8, 3: 4, 4: 2, 5: 2, 6: 2}  # cells per axis at the start, by support size
+MAX_CELLS = {2: 64, 3: 300, 4: 600, 5: 300, 6: 150}  # budget: 2^(s-1) times this many halvings, by support size
 MAX_LEVEL = 4  # each coordinate's width halved at most this many times (finest: 2^-4 of the start)
-MIN_SIZE, MAX_SIZE = 2, 5  # supports with covers
+MIN_SIZE, MAX_SIZE = 2, 6  # supports with covers (seven models and more: none, docs/exact-proofs.md)
 LATE = 4  # supports of at least LATE models get covers only after COVER_AFTER count vectors
 COVER_AFTER = 5000  # (deterministic: short searches never pay for them)
 Cell = tuple[tuple[int, ...], tuple[int, ...]]  # (levels, indices) of the first s - 1 coordinates
