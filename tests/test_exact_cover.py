@@ -236,9 +236,9 @@ def test_work_limit_stops_inside_a_cover_build():
 
 
 def test_supports_of_six_models_are_covered():
-    """Supports of six models get cover conditions (``MAX_SIZE``): without them the product bound and
-    Cantelli left every 6-model count vector of the library's 6-model ``per_run`` instance below its
-    optimum for hours (docs/exact-proofs.md, "Covers on six models"). Past the late gate the region
+    """Supports of six models get cover conditions (``MAX_SIZE``): without them only the product bound
+    and Cantelli refute 6-model count vectors, which then made up most of the heap below the optimum of
+    the library's 6-model ``per_run`` instance (docs/exact-proofs.md, "Covers on six models"). Past the late gate the region
     keys ask for the six-model support's covers, as for two to five models; the claim of Lemma 12 (e)
     on six models is checked by the coefficient test above."""
     inst = generate("random", {"models": 6, "epochs": 8, "datasets": 1, "density": 1.0, "noise_mode": "per_run"},
