@@ -31,10 +31,10 @@ def _three_runs(scan: BlockScan, order: list[int], step: int) -> None:
             for b in (b for b in s.seqs.nxt[a] if b != a):
                 for c in (c for c in s.seqs.nxt[b] if c != b):
                     for na in range(step, K, step):
-                        if scan._stop() or scan._dearer(gi, scan._counts(((a, na),))):
+                        if scan.out_of_time() or scan.dearer(gi, scan.counts(((a, na),))):
                             break
                         for nb in range(step, K - na, step):
-                            if scan._dearer(gi, scan._counts(((a, na), (b, nb)))):
+                            if scan.dearer(gi, scan.counts(((a, na), (b, nb)))):
                                 break  # more epochs of b cost more still (Lemma 1)
                             nc = scan.least(g, ((a, na), (b, nb)), c, K - na - nb)
                             if nc is not None:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     line("two runs, every split")
     _three_runs(scan, order, max(args.step, 1))
     line(f"three runs, splits every {args.step}")
-    if scan._stop():
+    if scan.out_of_time():
         print("time limit reached: the scan is incomplete")
     ev = evaluate(inst, search.best[1])  # the judge, not the scan
     print(f"evaluator: {'feasible' if ev.feasible else 'INFEASIBLE'}, cost {ev.cost:.4f}")

@@ -71,7 +71,7 @@ class BlockScan:
         """Allocate ``runs`` in group ``gi`` and keep it when cheaper than the incumbent."""
         s = self.s
         grp = s.groups[gi]
-        al = grp.alloc.solve(self._counts(runs))
+        al = grp.alloc.solve(self.counts(runs))
         if al is None:
             return
         cost = al.cost + grp.transfer
@@ -87,7 +87,7 @@ class BlockScan:
         order = sorted(range(len(s.groups)), key=lambda i: -s.groups[i].g)
         for gi in order:  # one run
             for m in range(s.M):
-                if self._stop():
+                if self.out_of_time():
                     return
                 n = self.least(s.groups[gi].g, (), m, self.K)
                 if n is not None:
@@ -105,24 +105,26 @@ class BlockScan:
                     if b == a:
                         continue
                     for na in range(step, self.K, step):
-                        if self._stop():
+                        if self.out_of_time():
                             return
-                        if self._dearer(gi, self._counts(((a, na),))):
+                        if self.dearer(gi, self.counts(((a, na),))):
                             break
                         nb = self.least(g, ((a, na),), b, self.K - na)
                         if nb is not None:
                             self.offer(gi, ((a, na), (b, nb)))
 
-    def _counts(self, runs: tuple[tuple[int, int], ...]) -> list[int]:
+    def counts(self, runs: tuple[tuple[int, int], ...]) -> list[int]:
+        """The count vector (epochs per model) of the runs ``(model, epochs)``."""
         counts = [0] * self.s.M
         for m, n in runs:
             counts[m] += n
         return counts
 
-    def _stop(self) -> bool:
+    def out_of_time(self) -> bool:
+        """The scan's deadline or its budget of evaluator decisions is spent."""
         return time.perf_counter() > self.deadline or bool(self.max_calls and self.calls >= self.max_calls)
 
-    def _dearer(self, gi: int, counts: list[int]) -> bool:
+    def dearer(self, gi: int, counts: list[int]) -> bool:
         """Every plan of group ``gi`` with at least ``counts`` epochs costs at least the incumbent
         (its lower bound, Lemma 1)."""
         s = self.s

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 class Prefix:
     """A partial sequence: positions ``1..k`` fixed, ``r[m]`` epochs of model m still to place.
 
-    ``s`` holds the per_run coefficient sums of the placed epochs (sum of a_m over them),
-    ``coefs``/``models`` the per_epoch terms of the placed epochs, ``switches`` the switch
-    indices (into ``instance.switches``) made so far.
+    ``last`` is the model of position ``k`` (``-1`` for the empty prefix), ``s`` the per_run
+    coefficient sums of the placed epochs (sum of a_m over them), ``switches`` the switch indices
+    (into ``instance.switches``) made so far and ``epoch_models`` the model of each placed epoch.
     """
 
     k: int
