@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from deplbench.formulations.highs import new_highs
 from deplbench.formulations.sequences import Refused
 from deplbench.instances.semantics import TIME_RTOL, nonempty_subsets, transfer_cost
 from deplbench.numeric import dot, matvec, thin_matmul
@@ -173,11 +174,9 @@ class Allocator:
         pairs = [(m, int(o)) for m, n in enumerate(counts) if n > 0 for o in self.useful[m]]
         rhs = self.limit
         for _ in range(5):  # tighten the budget row if HiGHS' tolerance let the time slip over
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
+            h = new_highs(threads=1)
             h.setOptionValue("mip_rel_gap", 0.0)
             h.setOptionValue("mip_abs_gap", 0.0)
-            h.setOptionValue("threads", 1)
             inf = highspy.kHighsInf
             for m, o in pairs:
                 h.addVar(0.0, float(counts[m]))

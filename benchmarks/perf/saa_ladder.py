@@ -70,6 +70,7 @@ def root_bound(inst, params: dict, S: int, seed: int) -> float | None:
     """Least LP-relaxation bound over the dataset selections of the model a rung builds."""
     import highspy
 
+    from deplbench.formulations.highs import new_highs
     from deplbench.formulations.saa.common import dataset_subsets, prepare
     from deplbench.formulations.saa.io import to_highs_lp
     from deplbench.formulations.saa.model import build, subset_data
@@ -82,8 +83,7 @@ def root_bound(inst, params: dict, S: int, seed: int) -> float | None:
                           fixing=params["fixing"], deadline=math.inf)
         lp = to_highs_lp(build(data, params["formulation"]))
         lp.integrality_ = []
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", False)
+        h = new_highs(threads=1)
         h.passModel(lp)
         h.run()
         if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:

@@ -43,6 +43,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     from pyomo.contrib.solver.solvers.highs import Highs
 
     from deplbench.formulations.backends.pyomo_model import build_pyomo, decode_pyomo
+    from deplbench.formulations.highs import match_scheduler
     from deplbench.formulations.saa.common import SubResult
     from deplbench.formulations.saa.data import PastDeadline
     from deplbench.formulations.saa.model import FEAS_TOL
@@ -57,6 +58,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     if time_limit - (t1 - t0) < PASS_SHARE * (t1 - t0):  # Pyomo's writer would run past the limit
         return SubResult(Status.TIMEOUT, build_s=t1 - t0, n_vars=mdl.nvariables(), n_cons=mdl.nconstraints(),
                          message="time limit: no time left to pass the Pyomo model to HiGHS")
+    match_scheduler(threads)  # appsi's HiGHS runs on this thread's scheduler (deplbench.formulations.highs)
     opt = Highs()
     res = opt.solve(mdl, time_limit=max(time_limit - (t1 - t0), 1e-3), rel_gap=mip_gap,
                     abs_gap=0.0 if mip_gap == 0 else 1e-6, threads=threads,

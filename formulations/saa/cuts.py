@@ -25,6 +25,7 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6,
     """
     import highspy
 
+    from deplbench.formulations.highs import new_highs
     from deplbench.formulations.saa.io import to_highs_lp
 
     S, M, _ = data.imp.shape
@@ -38,8 +39,7 @@ def quantile_cut_sets(data: SubsetData, rounds: int = 30, tol: float = 1e-6,
     model = build(replace(data, cut_sets=tuple(sets)), "aggregated")
     lp = to_highs_lp(model)
     lp.integrality_ = []
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs(threads=1)  # a small LP: one thread, as the methods' solves default to
     h.passModel(lp)
     rows = model.scen_rows
     live = rows >= 0

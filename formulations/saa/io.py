@@ -50,7 +50,13 @@ def to_highs_lp(model: SaaModel):
 
 
 def configure(h, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
-    """Quiet output, limits and tight tolerances on a :class:`highspy.Highs` (shared with the library)."""
+    """Quiet output, limits and tight tolerances on a :class:`highspy.Highs` (shared with the library).
+
+    The calling thread's HiGHS scheduler is matched to ``threads`` (:mod:`deplbench.formulations.highs`).
+    """
+    from deplbench.formulations.highs import match_scheduler
+
+    match_scheduler(threads)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     h.setOptionValue("mip_rel_gap", float(mip_gap))
@@ -82,8 +88,9 @@ def write_model(model: SaaModel, path: str | Path) -> None:
     import highspy
 
     path = Path(path)
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    from deplbench.formulations.highs import new_highs
+
+    h = new_highs()
     h.passModel(to_highs_lp(model))
     from deplbench.files import atomic_path
 

@@ -15,6 +15,7 @@ import time
 
 import highspy
 
+from deplbench.formulations.highs import new_highs
 from deplbench.formulations.saa.io import to_highs_lp
 from deplbench.formulations.saa.model import SubsetData, build
 
@@ -27,9 +28,7 @@ def lp_bound(data: SubsetData, time_limit: float) -> float | None:
     t0 = time.perf_counter()
     lp = to_highs_lp(build(data, "aggregated"))
     lp.integrality_ = []
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = new_highs(threads=1)
     left = time_limit - (time.perf_counter() - t0)
     if left <= 1e-2:
         return None
