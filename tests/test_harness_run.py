@@ -12,7 +12,7 @@ from harness_configs import config, solver
 from deplbench.benchmarks.harness.config import load_config
 from deplbench.benchmarks.harness.rows import clopper_pearson_upper
 from deplbench.benchmarks.harness.runner import run_grid
-from deplbench.benchmarks.harness.store import Store
+from deplbench.benchmarks.harness.store import Store, read_parquet
 from deplbench.cli import main
 
 
@@ -118,9 +118,9 @@ def test_export(grid, tmp_path, fmt, capsys):
     _, out, _, df = grid
     dest = tmp_path / fmt
     assert main(["export-results", str(out), "--format", fmt, "--out", str(dest)]) == 0
-    got = pd.read_parquet(dest / "runs.parquet") if fmt == "parquet" else pd.read_csv(dest / "runs.csv")
+    got = read_parquet(dest / "runs.parquet") if fmt == "parquet" else pd.read_csv(dest / "runs.csv")
     assert len(got) == len(df) and set(got["run_key"]) == set(df["run_key"])
-    inst = pd.read_parquet(dest / "instances.parquet") if fmt == "parquet" else pd.read_csv(dest / "instances.csv")
+    inst = read_parquet(dest / "instances.parquet") if fmt == "parquet" else pd.read_csv(dest / "instances.csv")
     assert set(inst["name"]) == set(df["instance"])
     assert main(["export-results", str(out), "--format", "xml"]) == 2
     assert main(["export-results", str(tmp_path / "nothing"), "--format", "csv"]) == 2

@@ -13,12 +13,17 @@ import textwrap
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 import pytest
 
 import deplbench as db
 from deplbench.benchmarks.harness.config import load_config
-from deplbench.benchmarks.harness.store import LEGACY_PARAM_COLUMNS, RUN_COLUMNS, SCHEMA, Store
+from deplbench.benchmarks.harness.store import (
+    LEGACY_PARAM_COLUMNS,
+    RUN_COLUMNS,
+    SCHEMA,
+    Store,
+    read_parquet,
+)
 from deplbench.benchmarks.report.sections import Section, register_section, unregister_section
 from deplbench.errors import InputError
 from deplbench.params import Param, variant_label
@@ -69,7 +74,7 @@ def test_toy_solver_gets_its_own_rows_and_columns(toy_run):
     assert "| toy[new=1] |" in table and "| toy[new=2] |" in table
     with Store(res.out, read_only=True) as st:
         paths = st.export("parquet", tmp / "export")
-    runs = pd.read_parquet(paths[0])
+    runs = read_parquet(paths[0])
     assert {"p_new", "x_widgets", "p_time_limit"} <= set(runs.columns)
     assert sorted(runs["p_new"]) == [1, 1, 2, 2]
     assert (runs["x_widgets"] == 10.0 * runs["p_new"]).all()
