@@ -66,6 +66,13 @@ def run_config(config: str | Path, out: str | Path | None = None, *, workers: in
 
     if scheduler and cluster:
         raise InputError("give either --scheduler or --cluster, not both", "--scheduler")
+    if cluster == "local":
+        from deplbench.benchmarks.harness.forkctx import unguarded_call_site
+
+        site = unguarded_call_site()
+        if site is not None:  # Dask's workers would re-run the script: refuse before anything starts
+            raise InputError("cluster='local' from a script re-runs the script in every Dask worker: "
+                             "put the call under 'if __name__ == \"__main__\":'", site)
     cfg = load_config(config)
     folder = output_folder(cfg.name, out)
     summary = run_grid(cfg.runs, folder, workers=workers, scheduler=scheduler, cluster=cluster,

@@ -53,3 +53,39 @@ def test_the_grid_warms_its_methods_declared_imports_before_the_runs(tmp_path, m
     assert s.warmup_s > 0
     pids = log.read_text().split()
     assert len(set(pids)) == 3 and os.getpid() not in map(int, pids)  # the warm-up and the two runs
+
+
+def test_a_local_dask_cluster_from_an_unguarded_script_is_refused_before_anything_starts(tmp_path):
+    """Dask's workers are spawned and re-run the script: the call is refused in one line naming it."""
+    cfg = config(tmp_path, [solver("harness-ok")], seeds=(0,))
+    script = tmp_path / "cluster.py"
+    script.write_text(textwrap.dedent(f"""\
+        import deplbench as db
+
+        db.run_config({str(cfg)!r}, out={str(tmp_path / "out")!r}, cluster="local", workers=1,
+                      progress=False, report=False)
+        """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert f"{script}:3: cluster='local' from a script" in last and "__name__ ==" in last
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_call_site_check_tells_a_guarded_call_from_an_unguarded_one(tmp_path):
+    """A call under ``if __name__ == "__main__":`` (directly or through a function) is fine."""
+    code = textwrap.dedent("""\
+        from deplbench.benchmarks.harness.forkctx import unguarded_call_site
+
+        def site():
+            return unguarded_call_site()
+
+        print("top", site())
+        if "__main__" == __name__:
+            print("guarded", site())
+        """)
+    script = tmp_path / "site.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60).stdout
+    assert out.splitlines() == [f"top {script}:6", "guarded None"]

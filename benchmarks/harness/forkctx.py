@@ -12,8 +12,10 @@ May import only the standard library (it is imported by ``deplbench.benchmarks.h
 
 from __future__ import annotations
 
+import ast
 import io
 import os
+import sys
 from multiprocessing import context, forkserver, popen_forkserver, reduction, spawn, util
 
 #: the preparation entries that make a child import the parent's ``__main__``
@@ -68,3 +70,42 @@ class ScriptSafeContext(context.ForkServerContext):
 
 #: the one instance (contexts are stateless; the fork server itself is process-wide)
 CONTEXT = ScriptSafeContext()
+
+
+def unguarded_call_site() -> str | None:
+    """``FILE:LINE`` of the calling script's top-level statement when it is not under an
+    ``if __name__ == "__main__":`` guard, else None (a notebook, ``python -m``, a guarded call).
+
+    Dask's local cluster starts its workers with ``spawn``, which re-runs the parent's script
+    in each of them (this cannot be turned off as for the harness's own processes): such a call
+    must be refused before anything starts.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or getattr(main, "__spec__", None) is not None or not path:
+        return None
+    frame = sys._getframe(1)
+    line = None
+    while frame is not None:  # the outermost frame running the script's own top level
+        if frame.f_globals is vars(main) and frame.f_code.co_name == "<module>":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if line is None:
+        return None
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and _is_main_guard(node.test) and node.lineno <= line <= node.end_lineno:
+            return None
+    return f"{path}:{line}"
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+            and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
