@@ -75,12 +75,10 @@ RANDOM_SHAPES = (
     (3, 2, 3, 1, 14, 0.0, (1, 2)), (4, 3, 6, 2, 30, 5.0, (1,)), (6, 4, 10, 3, 60, 20.0, (1,)),
 )
 #: budgets above 1 of single shapes, by (shape index, noise mode): the 6-model 60-epoch shape with
-#: transfer costs in ``per_epoch`` was proven with 845,632 units (version 2.1; open at 150,000 in 2.0),
-#: with 1,986,156 with the code of 2.4 (a first 2.4 build stopped it at 900,000), hence 20;
-#: in ``per_run`` its 105 groups' region keys alone take about 560,000 units, which versions 2.0-2.3
-#: overran (their bound 1489.5968 is the root key), and 20 (3,000,000 units) lets the search itself
-#: run: bound 4789.8853 after 3,122,063 units; with covers on six models (2026-12-05) exact proves it
-#: with about 10.6 million units, hence 100 (15,000,000) (docs/library.md, "The 6-model per_run shape")
+#: transfer costs takes 1,986,156 units to prove in ``per_epoch``, hence 20 (3,000,000 units); in
+#: ``per_run`` its 105 groups' region keys alone take about 560,000 units and exact proves it with
+#: about 10.6 million, hence 100 (15,000,000) (docs/library.md, "The 6-model per_run shape";
+#: the budgets of earlier versions are in docs/history/library.md)
 RANDOM_BUDGETS = {(14, "per_epoch"): 20, (14, "per_run"): 100}
 #: entries of the quick subset: (shape index, noise mode, seed)
 RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "per_epoch", 2),
@@ -94,9 +92,9 @@ RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "
 MEDIUM_SHAPE = {"models": 5, "clusters": 4, "levels": 10, "datasets": 3, "noise_mode": "per_run"}
 MEDIUM_EPOCHS = (45, 50)
 MEDIUM_SEEDS = tuple(range(20))
-#: their budget: five times the default work limit (750 s of the reference machine) and safety limit.
-#: Version 2.0's budget 2 left 9 of them open; proofs of 6 of those took 336,022-614,317 units
-#: (docs/library.md, "Closing the open instances")
+#: their budget: five times the default work limit (750 s of the reference machine) and safety limit;
+#: a budget of 2 leaves 9 of them open, whose proofs take up to 614,317 units
+#: (docs/history/library.md, "Closing the open instances")
 MEDIUM_BUDGET = 5
 #: budgets of single medium candidates, by (epochs, seed), for proofs that need more: 50 epochs
 #: seed 1 (open in 2.1 at 750,000 units) is proven optimal with 2,801,695 units (docs/library.md,
