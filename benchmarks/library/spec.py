@@ -63,7 +63,7 @@ RANDOM_SHAPES = (
 #: budgets above 1 of single shapes, by (shape index, noise mode): the 6-model 60-epoch shape with
 #: transfer costs takes 1,986,156 units to prove in ``per_epoch``, hence 20 (3,000,000 units); in
 #: ``per_run`` its 105 groups' region keys alone take about 560,000 units and exact proves it with
-#: about 10.6 million, hence 100 (15,000,000) (docs/library.md, "The 6-model per_run shape";
+#: about 10.6 million, hence 100 (15,000,000) (docs/library.md, "The 6-model `per_run` shape";
 #: the budgets of earlier versions are in docs/history/library.md)
 RANDOM_BUDGETS = {(14, "per_epoch"): 20, (14, "per_run"): 100}
 #: entries of the quick subset: (shape index, noise mode, seed)
