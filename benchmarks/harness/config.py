@@ -262,7 +262,7 @@ def _entries(value: Any, src: str, at: str) -> list[dict[str, Any]]:
     return value
 
 
-#: registering modules of the layout before issue 26 -> where they are now (a config naming one gets one line)
+#: registering modules of the former flat layout -> where they are (a config naming one gets one line)
 MOVED: dict[str, str] = {
     "deplbench.formulations.exact": "deplbench.formulations.exact.methods",
     "deplbench.formulations.bruteforce": "deplbench.formulations.exact.methods",

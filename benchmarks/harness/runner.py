@@ -175,8 +175,8 @@ def _results(jobs, preload, workers, dask, stop: GridStop):
 
 
 #: Dask settings of ``--cluster local``, whose workers share the machine with the client: a quieter
-#: cluster (measured in docs/library.md, "On a Dask cluster"; idle, its processes took 16 % of a
-#: core, now 2 %). The nanny's MALLOC_TRIM_THRESHOLD_ slowed the exact search (None removes it), the
+#: cluster (measured in docs/library.md, "On a Dask cluster": idle, its processes take 2 % of a
+#: core, against 16 % with Dask's defaults). The nanny's MALLOC_TRIM_THRESHOLD_ slowed the exact search (None removes it), the
 #: statistical profiler samples every 10 ms, the event-loop tick and the memory and system monitors
 #: run every 20-500 ms; no task waits on a busy worker (saturation 1.0), so nothing is to steal.
 LOCAL_CLUSTER_CONFIG = {

@@ -13,21 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: version of the instance list, the file layout and the reference rules
-LIBRARY_VERSION = "2.4"  # 2.0: tiers by deterministic work, the medium tier, SAA files up to SAA_MAX_MK;
-#                           2.1: family proofs (knapsack-dp), budgets: medium candidates 2 -> 5,
-#                           the per_epoch 6-model 60-epoch shape 1 -> 6;
-#                           2.2: budgets of single medium candidates (MEDIUM_BUDGETS);
-#                           2.3: the same list; exact's per_epoch proofs take less work (the placed
-#                           Cantelli bound), so per_epoch tiers may move; the 45-epoch seed 8
-#                           candidate's own budget (MEDIUM_BUDGETS), which proves it;
-#                           2.4: the same list and rules; exact's work no longer depends on the
-#                           CPU's OpenBLAS kernels (products in a fixed order, deplbench.numeric), so
-#                           work figures and tiers may differ from 2.3's by a few per cent; the
-#                           per_run 6-model 60-epoch shape's budget 1 -> 100 (exact builds its region
-#                           keys under the work limit, and its covers on six models prove the shape),
-#                           and exact's walk structure (Lemma 8b) and later changes move work figures (hence the
-#                           budgets of the per_epoch 6-model shape, 6 -> 20, and of the 50-epoch
-#                           seed 12 medium candidate, 5 -> 8)
+LIBRARY_VERSION = "2.4"  # what each version changed: docs/history/library.md, "Library versions"
 #: scenario sizes and seed of the SAA files (the seed is in each file's name)
 SCENARIOS = (200, 1000)
 SCENARIO_SEED = 0
@@ -75,12 +61,10 @@ RANDOM_SHAPES = (
     (3, 2, 3, 1, 14, 0.0, (1, 2)), (4, 3, 6, 2, 30, 5.0, (1,)), (6, 4, 10, 3, 60, 20.0, (1,)),
 )
 #: budgets above 1 of single shapes, by (shape index, noise mode): the 6-model 60-epoch shape with
-#: transfer costs in ``per_epoch`` was proven with 845,632 units (version 2.1; open at 150,000 in 2.0),
-#: with 1,986,156 with the code of 2.4 (a first 2.4 build stopped it at 900,000), hence 20;
-#: in ``per_run`` its 105 groups' region keys alone take about 560,000 units, which versions 2.0-2.3
-#: overran (their bound 1489.5968 is the root key), and 20 (3,000,000 units) lets the search itself
-#: run: bound 4789.8853 after 3,122,063 units; with covers on six models (2026-12-05) exact proves it
-#: with about 10.6 million units, hence 100 (15,000,000) (docs/library.md, "The 6-model per_run shape")
+#: transfer costs takes 1,986,156 units to prove in ``per_epoch``, hence 20 (3,000,000 units); in
+#: ``per_run`` its 105 groups' region keys alone take about 560,000 units and exact proves it with
+#: about 10.6 million, hence 100 (15,000,000) (docs/library.md, "The 6-model `per_run` shape";
+#: the budgets of earlier versions are in docs/history/library.md)
 RANDOM_BUDGETS = {(14, "per_epoch"): 20, (14, "per_run"): 100}
 #: entries of the quick subset: (shape index, noise mode, seed)
 RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "per_epoch", 2),
@@ -94,18 +78,15 @@ RANDOM_QUICK = ((0, "per_run", 1), (0, "per_epoch", 1), (0, "per_run", 2), (0, "
 MEDIUM_SHAPE = {"models": 5, "clusters": 4, "levels": 10, "datasets": 3, "noise_mode": "per_run"}
 MEDIUM_EPOCHS = (45, 50)
 MEDIUM_SEEDS = tuple(range(20))
-#: their budget: five times the default work limit (750 s of the reference machine) and safety limit.
-#: Version 2.0's budget 2 left 9 of them open; proofs of 6 of those took 336,022-614,317 units
-#: (docs/library.md, "Closing the open instances")
+#: their budget: five times the default work limit (750 s of the reference machine) and safety limit;
+#: a budget of 2 leaves 9 of them open, whose proofs take up to 614,317 units
+#: (docs/history/library.md, "Closing the open instances")
 MEDIUM_BUDGET = 5
-#: budgets of single medium candidates, by (epochs, seed), for proofs that need more: 50 epochs
-#: seed 1 (open in 2.1 at 750,000 units) is proven optimal with 2,801,695 units (docs/library.md,
-#: "Closing the open instances, version 2.2"); 20 allows 3,000,000. 45 epochs seed 8 (open in 2.2 at
-#: 750,000 units, 7.75 %) is proven optimal with 6,181,923 units (version 2.3); 45 allows 6,750,000.
-#: 45 epochs seed 18 (open in 2.2, 7.21 %; 0.38 % after 6,216,537 units) is proven optimal with
-#: 7,002,159 units (version 2.3, in its build); 80 allows 12,000,000. 50 epochs seed 12 (proven
-#: with 451,266 units in 2.2) needs 868,201 with the code of 2.4 (a first 2.4 build
-#: stopped it at 750,000, 1.92 %); 8 allows 1,200,000
+#: budgets of single medium candidates, by (epochs, seed), for proofs that need more than
+#: MEDIUM_BUDGET: 50 epochs seed 1 (20: 3,000,000 units), 45 epochs seed 8 (45: 6,750,000), 45 epochs
+#: seed 18 (80: 12,000,000) and 50 epochs seed 12 (8: 1,200,000). In the 2.4 build their proofs take
+#: 938,204, 1,401,372, 2,323,769 and 868,201 units; each budget was set from the largest proof of
+#: its entry in any version (docs/history/library.md, "Closing the open instances, version 2.2")
 MEDIUM_BUDGETS = {(50, 1): 20, (45, 8): 45, (45, 18): 80, (50, 12): 8}
 #: SAA files only for instances with at most this many (model, epoch) pairs: above it HiGHS's
 #: root alone may outlast any safety limit, and a reference cut by the clock is not reproducible

@@ -3,7 +3,7 @@
 Run: ``python -m deplbench.benchmarks.perf.datasets [--seeds 10] [--noise-mode per_run]``.
 
 Instances: ``random`` with 3 datasets, 2 models, 15 epochs, transfer costs up to 20
-and no backward switches (``density=0``: only m0 -> m1 is allowed), seeds 0-9 (issue 16).
+and no backward switches (``density=0``: only m0 -> m1 is allowed), seeds 0-9.
 For each seed: the ``bruteforce`` optimum and its dataset set; ``depl`` and ``depl-plus``
 (stage 1's choice) and ``depl-plus --set datasets=search``: cost / optimum, dataset set,
 and sets evaluated. Summary: stage 1's mismatch rate (its choice differs from the

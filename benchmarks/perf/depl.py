@@ -11,7 +11,7 @@ method alone, without the evaluator's re-check); then a summary (mean/max ratios
 target scale that certification ends at, > 1 means tightened) and stage 1's
 submodularity violations, and the speed-ups of ``depl`` (eta 200) over ``bruteforce`` on the
 paper instances and over ``exact`` on default ``random`` (``--random-seeds``, both modes), as
-ratios of geometric means of ``runtime_s`` (issue 28: 10x and 20x), each solve timed as in a
+ratios of geometric means of ``runtime_s`` (aims: 10x and 20x), each solve timed as in a
 fresh process (:func:`timed`, after an untimed warm-up of each method). Aims: depl at eta = 200 within 1 % of the optimum and
 under 0.5 s per instance. All figures are measured; nothing is tuned to them.
 """
@@ -76,7 +76,7 @@ def geomean(xs: list[float]) -> float:
 
 
 def speed_paper(rows: list[dict]) -> None:
-    """Print DepL's (eta 200) speed-up over ``bruteforce`` on the paper instances (issue 28, aim 10x)."""
+    """Print DepL's (eta 200) speed-up over ``bruteforce`` on the paper instances (aim: 10x)."""
     sel = [r for r in rows if math.isfinite(r["opt"])]
     if not sel:
         return

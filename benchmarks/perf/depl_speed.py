@@ -1,8 +1,8 @@
-"""DepL's speed before and after the speed-up of issue 16, measured in one run on one machine.
+"""DepL's speed against an older commit's code, measured in one run on one machine.
 
 Run: ``python -m deplbench.benchmarks.perf.depl_speed [--old COMMIT] [--rounds N] [--eta 200]``.
 
-The old code is the commit ``--old`` (default: the commit before the speed-up), taken
+The old code is the commit ``--old`` (default: ``OLD_COMMIT``, the code before stage 2's bounding boxes), taken
 from this repository with ``git archive`` into a temporary folder and imported from
 there in a subprocess; the new code is the installed ``deplbench``, also in a subprocess.
 The two alternate for ``--rounds`` rounds (so the load of a shared machine hits both
@@ -30,7 +30,7 @@ import numpy as np
 
 from deplbench.benchmarks.harness.frame import shifted_geomean
 
-OLD_COMMIT = "30512cf8c12fce84d153d53a398c04662c9b73aa"  # main before issue 16's speed-up
+OLD_COMMIT = "30512cf8c12fce84d153d53a398c04662c9b73aa"  # main before stage 2's bounding boxes and kept minima
 SUBPACKAGES = ("instances", "formulations", "heuristics", "benchmarks")
 
 WORKER = r"""

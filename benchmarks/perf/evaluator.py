@@ -15,10 +15,10 @@ Run: ``python -m deplbench.benchmarks.perf.evaluator [--repeat N] [--decisions] 
    targets at a signed distance from the bracket's midpoint (in units of the 1e-3 bracket
    width; ``far`` is the instance's target; ``inside`` needs refinement to rtol / 8), with
    the tables cached, then with the tables and term lattices cached. ``--no-guess`` turns off the
-   normal guess that lets ``certify`` skip the ladder's steps near the target (every step tried,
-   as before 2026-11-29): a before/after comparison at one load.
+   normal guess that lets ``certify`` skip the ladder's steps near the target (every step tried):
+   what the guess saves, at one load.
 
-Target (issue 14): a per_epoch decision in at most 10 ms at width 1e-3 for a 60-epoch plan.
+Target: a per_epoch decision in at most 10 ms at width 1e-3 for a 60-epoch plan.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Prints one Markdown row per instance:
   both noise modes, ``--time-limit`` (60 s) each; the tier column names the changed axis;
 * tier ``combo``: several axes at once (models 5 with epochs 40 or 60; models 4, epochs 60,
   datasets 3; the larger tier with 40 epochs), seeds 0-1, both modes, 60 s each;
-* tier ``m5e40``: issue 28's combination tier, ``models=5, epochs=40``, seeds 0-9, both modes,
+* tier ``m5e40``: the combination tier of the speed goal (``docs/exact.md``), ``models=5, epochs=40``, seeds 0-9, both modes,
   ``--time-limit`` (60 s) each;
 * tier ``next``: one step beyond the larger tier, ``models=6, epochs=60, clusters=4, levels=10,
   datasets=3``, seeds 0-4, both modes, ``--large-time-limit`` (300 s) each.

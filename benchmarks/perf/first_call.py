@@ -7,8 +7,8 @@ does: the time of its declared ``imports`` (which ``registry.solve`` does before
 ``runtime_s`` of a first solve of the instance and of a second one after the evaluator's memos are
 emptied (``instances.evaluator.caches.clear``: it builds its tables again, as a cold run must).
 The first is what the store keeps; the difference is what is left of one-off work of the process
-inside the method (first calls into libraries and scipy's lazy parts). Until 2026-11-29 the
-imports were inside the first call too (``docs/extending.md``).
+inside the method (first calls into libraries and scipy's lazy parts); the declared imports are
+outside it (``docs/extending.md``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The SAA formulation ladder: each rung adds one strengthening, measured on the same instances.
 
-Rungs (``RUNGS``): ``time_indexed`` and ``aggregated`` (the formulations before issue 13,
-worst-case big-M), ``+quantile big-M`` (with the objective cut; on cyclic ``per_run`` switch graphs also the exact block sequences of
+Rungs (``RUNGS``): ``time_indexed`` and ``aggregated`` (the unstrengthened
+formulations, worst-case big-M), ``+quantile big-M`` (with the objective cut; on cyclic ``per_run`` switch graphs also the exact block sequences of
 ``formulations/saa/blocks.py``), ``+fixing``, ``+mixing cuts``
 (all with the solver of ``--solver``, OR-Tools' SCIP by default) and ``+branch-and-cut``
 (``milp-scip-bc``: the same model with the scenario rows and star inequalities added lazily by a

@@ -12,7 +12,7 @@ One line per S, each solve in this process through ``deplbench.registry.solve`` 
 certified on the sample by the evaluator): status, objective, the method's runtime, the whole
 call's wall time, the preparation (sampling, strengthening, cut separation, start plans), the
 model's build and the solver's time, the model size.
-Results of issue 28's first measurement are in ``docs/formulations.md`` ("The scenario ladder").
+Its figures are in ``docs/formulations.md`` ("The scenario ladder").
 """
 
 from __future__ import annotations

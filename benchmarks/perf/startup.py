@@ -3,7 +3,7 @@
 Run: ``python -m deplbench.benchmarks.perf.startup [--runs 15]``. Each command is started as a
 whole process, in turns (numpy, ``--help``, ``solvers``, ``families``, numpy, ...), after one
 warm-up round; the table gives the median wall time of each and its ratio to the numpy import,
-the figures issue 26 asks for (``--help`` within 3 times, ``solvers`` within 4 times).
+against the goals (``--help`` within 3 times, ``solvers`` within 4 times).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ COMMANDS: dict[str, list[str]] = {
     "deplbench solvers": [sys.executable, "-m", "deplbench.cli", "solvers"],
     "deplbench families": [sys.executable, "-m", "deplbench.cli", "families"],
 }
-#: the limits of issue 26 (ratio to the numpy import)
+#: the start-up goals (ratio to the numpy import)
 GOALS = {"deplbench --help": 3.0, "deplbench solvers": 4.0}
 
 

@@ -13,10 +13,11 @@ dominance (orthant) query. The labels live in two parts:
   each time they fill up.
 
 A query skips every block and subtree whose box fails the test, so its answer is the plain
-scan's over every label kept, at a fraction of the cost. Until 2026-12-05 the store was one
-plain scan of the last 4096 labels; the refutations it forgot cost seed 6 of the m5e40 tier two thirds
-more brackets (179k against 107k), and a plain scan of all of them a fifth of the search's time.
-At most ``cap`` labels are kept (the oldest dropped at a rebuild), plus the recent ones.
+scan's over every label kept, at a fraction of the cost. Keeping every label matters: a store
+of only the last 4096 forgets refutations the search needs again (seed 6 of the m5e40 tier then
+takes two thirds more brackets, 179k against 107k), and a plain scan of them all takes a fifth of
+the search's time. At most ``cap`` labels are kept (the oldest dropped at a rebuild), plus the
+recent ones.
 
 May import: ``deplbench.numeric`` (numba options).
 """

@@ -1,8 +1,9 @@
 """Penalty laws for the ``exact`` bounds (docs/exact-proofs.md).
 
 * :func:`min_law`: the law with CDF ``max_i F_i``, stochastically below every one of its laws
-  (Lemma 3), with certified moment bounds. (The refuted relaxations' store, which lived here
-  until 2026-12-05, is :mod:`deplbench.formulations.exact.labels`.)
+  (Lemma 3), with certified moment bounds.
+
+The store of refuted relaxations is :mod:`deplbench.formulations.exact.labels`.
 """
 
 from __future__ import annotations

@@ -361,7 +361,7 @@ def strengthen(data: SubsetData, *, bigm: str, fixing: str, cuts: str,
     objective cut with ``bigm=quantile`` or ``cuts=mixing``. Only these strengthened options
     enumerate block sequences (and attach their start plan); the
     plain formulation (``bigm=worst``, ``cuts`` none or quantile) reports the cheaper
-    count-vector bounds and keeps its own MIP start, as before issue 13. ``cap``: the cost of a
+    count-vector bounds and keeps its own MIP start. ``cap``: the cost of a
     plan of this selection that meets the sample strictly (:func:`count_bounds`).
     """
     strong = bigm == "quantile" or cuts == "mixing"

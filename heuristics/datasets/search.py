@@ -1,4 +1,4 @@
-"""Dataset choice by the plans it leads to (``depl-plus --set datasets=search``, issue 16).
+"""Dataset choice by the plans it leads to (``depl-plus --set datasets=search``).
 
 Stage 1 of the paper ranks dataset choices by f(D) = K^(D) T^(D), a proxy that ignores
 the per-epoch cost, the cheaper pruned models and the transfer costs; with several

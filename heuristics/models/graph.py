@@ -5,23 +5,25 @@ Vertices are (model, epoch k, time bucket i of T_max/eta, loss bucket j of R/eta
 resource. The DP keeps ``S_k[m, i, j]``, the least cost of a path of k epochs ending on
 model m with rounded time i and rounded gain j (saturating at the top bucket L).
 
-Speed (issue 16, same values bit for bit): every layer is updated only inside the
-bounding box of its finite entries (a min with ``inf`` changes nothing, and the finite
-entries are computed by the very same float32 additions and minima), and the per-layer
-minima that backtracking needs are kept, so a path is found by one search in one layer
-instead of a scan of every layer. Third round: the column minima of each box are kept (the
-stop rule and ``within`` read them), and backtracked paths are memoised per state
-(docs/depl.md, "Speed (issue 16)"). Issue 28: the largest predecessor is copied into a start
-region (not min-ed with inf), the rows <= eta are reduced apart, and the array loops of a layer
-(predecessors moved into a start region, options applied, pruning, column minima) are compiled
-loops of :mod:`deplbench.heuristics.models.kernels` doing the same float32 operations
-(docs/depl.md, "Speed against the exact methods"); ``tests/test_stage2_dense.py`` checks every
-entry against the textbook dense recurrence. Since 2026-12-04 a layer is one call of
-:func:`~deplbench.heuristics.models.step.layer_step`, the layers live in chunks taken from
-(and given back to) :mod:`~deplbench.heuristics.models.pool`, and the served costs and paths
-are compiled loops over them (:mod:`~deplbench.heuristics.models.serve`; checked against the
-plain Python by ``tests/test_stage2_serve.py``). Paths are no longer memoised: a compiled step
-back costs less than the memo's bookkeeping.
+Speed, with the values of the textbook recurrence bit for bit (docs/depl.md, "Speed"):
+
+* every layer is updated only inside the bounding box of its finite entries (a min with
+  ``inf`` changes nothing, and the finite entries are computed by the very same float32
+  additions and minima); the largest predecessor is copied into a start region (not min-ed
+  with ``inf``), and the rows <= eta are reduced apart;
+* the per-layer minima that backtracking needs and the column minima of each box (which the
+  stop rule and ``within`` read) are kept, so a path is found by one search in one layer
+  instead of a scan of every layer;
+* a layer is one call of :func:`~deplbench.heuristics.models.step.layer_step`, whose array
+  loops (predecessors moved into a start region, options applied, pruning, column minima) are
+  compiled loops of :mod:`deplbench.heuristics.models.kernels` doing the same float32
+  operations; the layers live in chunks taken from (and given back to)
+  :mod:`~deplbench.heuristics.models.pool`, and the served costs and paths are compiled loops
+  over them (:mod:`~deplbench.heuristics.models.serve`). Paths are not memoised: a compiled
+  step back costs less than a memo's bookkeeping.
+
+``tests/test_stage2_dense.py`` checks every entry against the textbook dense recurrence and
+``tests/test_stage2_serve.py`` the served costs and paths against plain Python.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Instance families in which DepL's parameters and stages matter (issue 16); see ``docs/families.md``.
+"""Instance families in which DepL's parameters and stages matter; see ``docs/families.md``.
 
 Each is a ``random`` instance (:mod:`deplbench.instances.families.random`) changed where
 the study needs it, then finished like ``random`` (budget 1.2 x the reference plan's

@@ -3,10 +3,10 @@
 ``a @ b`` and ``np.dot`` call OpenBLAS, which picks its kernels at run time from the CPU
 (``DYNAMIC_ARCH``), and the kernels sum in different orders. The last bits of a product then
 depend on the machine, and a decision taken on them (a bound that just meets a key, a bracket
-that just straddles the target) can go the other way: ``exact`` proved
+that just straddles the target) can go the other way: with BLAS products, ``exact`` proves
 ``random-per_run-m5-c4-l10-d3-e45-p0.5-s17`` with 379,243 work units under OpenBLAS's Haswell
-kernels and 359,072 under its SkylakeX kernels (same optimum; docs/library.md, "Work that
-depended on the CPU"). The evaluator, ``exact`` and the allocation bounds use these helpers
+kernels and 359,072 under its SkylakeX kernels (same optimum; with these helpers 378,157 under
+both: docs/library.md, "Work and the CPU"). The evaluator, ``exact`` and the allocation bounds use these helpers
 instead: elementwise products and numpy's own reductions, whose order is fixed by the code.
 
 May import: numpy only. Imported by: the evaluator, ``formulations`` (allocation, ``exact``, SAA).
