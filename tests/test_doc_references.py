@@ -1,0 +1,304 @@
+"""Every reference in the docstrings and in ``docs/*.md`` names something that exists.
+
+In every docstring of deplbench (modules, classes, functions): each Sphinx role (``:mod:``,
+``:class:``, ``:func:``, ``:meth:``, ``:data:``, ``:attr:``, ``:exc:``), each double-backticked
+``deplbench.x.y`` and each repository path (``formulations/exact/work.py``, ``docs/exact.md``,
+``tests/test_x.py::test_y``). In ``docs/*.md``: each dotted ``deplbench.x.y`` in code (inline or
+fenced) and each repository path. Names resolve statically (the source's definitions and imports,
+nothing imported), except the names a lazy package (PEP 562) exports, which are imported.
+
+A relative target (``:mod:`.region```) resolves as Sphinx does: in the current module or package, a
+parent, or as the suffix of any module. A target outside deplbench (``numpy.ndarray``) is not
+checked. Old module paths cited as old (the keys of ``deplbench.benchmarks.harness.config.MOVED``)
+count as existing.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+
+from deplbench import architecture as arch
+
+ROOT = Path(__file__).resolve().parents[1]
+FOUND = arch.modules()
+#: the folders a repository path starts with
+TOP = ("src", "instances", "formulations", "heuristics", "benchmarks", "tests", "docs")
+PATH = re.compile(r"(?<![\w/.~-])(?:" + "|".join(TOP) + r")/[\w/.*-]*\w(?:::\w+)?")
+ROLE = re.compile(r":(mod|class|func|meth|data|attr|exc):`([^`]+)`")
+DOTTED = re.compile(r"(?<![\w.])deplbench(?:\.\w+)+")
+CODE = re.compile(r"```.*?```|``.*?``|`[^`\n]+`", re.S)
+SHORT = re.compile(r"(?<![\w.])(?:instances|formulations|heuristics|benchmarks)(?:\.[a-z_]\w*)+")
+#: placeholders of a name (``python -m deplbench.benchmarks.perf.NAME``, ``published/deplbench-library-VERSION.solu``)
+PLACEHOLDERS = {"NAME", "VERSION"}
+#: suffixes of file names (``instances.parquet`` is a file, not a module)
+FILE_TYPES = {"py", "md", "json", "parquet", "csv", "toml", "duckdb", "solu", "mps", "lp", "html", "txt", "sol"}
+#: optional dependencies a docstring may cite although they are not installed here
+OPTIONAL = {"torch"}
+#: what the recipes of ``docs/extending.md`` create (they do not exist until a reader writes them)
+EXAMPLES = {"heuristics/greedy.py", "instances/families/ring.py", "deplbench.heuristics.greedy",
+            "deplbench.instances.families.ring"}
+
+
+def _moved() -> set[str]:
+    tree = ast.parse(FOUND["deplbench.benchmarks.harness.config"].read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MOVED":
+            return {k.value for k in node.value.keys}
+    raise AssertionError("deplbench.benchmarks.harness.config.MOVED not found")
+
+
+MOVED = _moved()
+
+
+def _names(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """The names a module or class body binds: definitions, assignments, imports (and in if/try)."""
+    out: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        out[n.id] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out[(a.asname or a.name).split(".")[0]] = node
+        elif isinstance(node, (ast.If, ast.Try)):
+            for part in (node.body, node.orelse, *(h.body for h in getattr(node, "handlers", ())),
+                         getattr(node, "finalbody", [])):
+                out.update(_names(part))
+    return out
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(FOUND[module].read_text(), str(FOUND[module]))
+
+
+@cache
+def _scope(module: str) -> dict[str, ast.AST]:
+    return _names(_tree(module).body)
+
+
+@cache
+def _local_imports(module: str) -> dict[str, ast.AST]:
+    """Names imported anywhere in the module (inside functions too: a docstring may cite them)."""
+    out: dict[str, ast.AST] = {}
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update({(a.asname or a.name).split(".")[0]: node for a in node.names})
+    return out
+
+
+def _lazy(module: str, rest: list[str]) -> bool:
+    """A name a PEP 562 package exports (``__getattr__ = ...``): import it to see."""
+    if "__getattr__" not in _scope(module):
+        return False
+    try:
+        obj = importlib.import_module(module)
+        for r in rest:
+            obj = getattr(obj, r)
+    except Exception:  # noqa: BLE001 - any failure means: not there
+        return False
+    return True
+
+
+def _imported(node: ast.AST, name: str) -> str | None:
+    """The full dotted name that ``name`` stands for in an import statement (None: outside deplbench)."""
+    for a in node.names:
+        if (a.asname or a.name).split(".")[0] != name:
+            continue
+        if isinstance(node, ast.Import):
+            full = a.name if a.asname else name
+        elif node.level:
+            return None
+        else:
+            full = f"{node.module}.{a.name}"
+        return full if full.startswith("deplbench") else None
+    return None
+
+
+def _member(module: str, cls: ast.ClassDef, rest: list[str], seen: int = 0) -> bool:
+    if not rest:
+        return True
+    body = _names(cls.body)
+    selves = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+              and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    if rest[0] in body or rest[0] in selves:
+        return True  # a member's own attributes are not checked
+    for base in cls.bases:
+        name = base.id if isinstance(base, ast.Name) else None
+        node = _scope(module).get(name) if name else None
+        if isinstance(node, ast.ClassDef) and seen < 10:
+            if _member(module, node, rest, seen + 1):
+                return True
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and _imported(node, name):
+            if resolve(f"{_imported(node, name)}.{'.'.join(rest)}"):
+                return True
+        elif not isinstance(base, ast.Name) or name not in ("object",):
+            return True  # an outside base (Enum, BaseModel, NamedTuple...): its members are not checked
+    return False
+
+
+def _in_module(module: str, rest: list[str]) -> bool:
+    if not rest:
+        return True
+    node = _scope(module).get(rest[0])
+    if node is None:
+        return _lazy(module, rest)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        full = _imported(node, rest[0])
+        return True if full is None else resolve(".".join([full, *rest[1:]]))
+    if isinstance(node, ast.ClassDef):
+        return _member(module, node, rest[1:])
+    return len(rest) == 1
+
+
+@cache
+def resolve(target: str) -> bool:
+    """Whether the absolute dotted ``target`` (a module, or a name in one) exists in deplbench."""
+    if target in MOVED:
+        return True
+    parts = target.split(".")
+    for i in range(len(parts), 0, -1):
+        module = ".".join(parts[:i])
+        if module in FOUND:
+            rest = parts[i:]
+            if len(rest) == 1 and rest[0] in PLACEHOLDERS and FOUND[module].name == "__init__.py":
+                return True
+            return _in_module(module, rest)
+    return False
+
+
+def resolve_in(module: str, target: str, scope: list[str]) -> bool:
+    """Whether a role's ``target`` exists, read in ``module`` (and in the classes ``scope``)."""
+    target = target.lstrip("~!").removesuffix("()")
+    if target.startswith("."):
+        name = target.lstrip(".")
+        package = module if FOUND[module].name == "__init__.py" else module.rpartition(".")[0]
+        bases = [module] + [".".join(package.split(".")[:i]) for i in range(package.count(".") + 1, 0, -1)]
+        return any(resolve(f"{b}.{name}") for b in bases) or any(
+            m.endswith("." + name.split(".")[0]) and resolve(".".join([m, *name.split(".")[1:]])) for m in FOUND)
+    if target.startswith("deplbench.") or target == "deplbench":
+        return resolve(target)
+    first = target.split(".")[0]
+    for i in range(len(scope), 0, -1):  # a name of an enclosing class, as Sphinx reads it
+        if resolve(".".join([module, *scope[:i], target])):
+            return True
+    if first in _scope(module):
+        return _in_module(module, target.split("."))
+    node = _local_imports(module).get(first)
+    if node is not None:
+        full = _imported(node, first)
+        return True if full is None else resolve(".".join([full, *target.split(".")[1:]]))
+    if "." not in target:
+        return hasattr(builtins, target) or _lazy(module, [target])
+    return first in OPTIONAL or importlib.util.find_spec(first) is not None  # outside deplbench
+
+
+def _docstrings(tree: ast.Module):
+    """(docstring, enclosing class names, line) of the module and of every class and function."""
+    def walk(node, scope):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                doc = ast.get_docstring(child, clean=False)
+                inner = [*scope, child.name] if isinstance(child, ast.ClassDef) else scope
+                if doc:
+                    yield doc, inner, child.lineno
+                yield from walk(child, inner)
+
+    doc = ast.get_docstring(tree, clean=False)
+    if doc:
+        yield doc, [], 1
+    yield from walk(tree, [])
+
+
+def path_exists(ref: str) -> bool:
+    """A repository path (a glob allowed), ``tests/test_x.py::test_y`` (that test defined there), or
+    ``benchmarks/perf/depl_speed.old_tree`` (a name of that module). A path with a placeholder
+    (``instances/NAME.json`` of a built library) is not checked."""
+    if ref in EXAMPLES or any(p in re.split(r"[/.:-]", ref) for p in PLACEHOLDERS):
+        return True
+    path, _, test = ref.partition("::")
+    hits = list(ROOT.glob(path)) if "*" in path else [ROOT / path] if (ROOT / path).exists() else []
+    stem, _, name = path.rpartition(".")
+    if not hits and (ROOT / f"{stem}.py").is_file() and "/" not in name:
+        hits, test = [ROOT / f"{stem}.py"], name
+    if not hits:
+        return False
+    return not test or any(re.search(rf"^\s*(async )?(def|class) {re.escape(test)}\b", h.read_text(), re.M)
+                           for h in hits if h.is_file())
+
+
+def _dotted(code: str) -> list[str]:
+    """The deplbench names in a piece of code: ``deplbench.x.y``, and ``formulations.x`` read as
+    ``deplbench.formulations.x``."""
+    return [d for d in DOTTED.findall(code) if d not in EXAMPLES] + [
+        f"deplbench.{d}" for d in SHORT.findall(code) if d.rpartition(".")[2] not in FILE_TYPES]
+
+
+def stale_in_docstrings() -> list[str]:
+    bad = []
+    for module in sorted(FOUND):
+        for doc, scope, line in _docstrings(_tree(module)):
+            where = f"{module} (line {line})"
+            for role, target in ROLE.findall(doc):
+                if not resolve_in(module, target, scope):
+                    bad.append(f"{where}: :{role}:`{target}`")
+            for span in re.findall(r"``(.*?)``", doc, re.S):
+                bad += [f"{where}: ``{d}``" for d in _dotted(span) if not resolve(d)]
+            bad += [f"{where}: {p}" for p in PATH.findall(doc) if not path_exists(p)]
+    return bad
+
+
+def stale_in_docs() -> list[str]:
+    bad = []
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        text = doc.read_text()
+        for n, line in enumerate(text.splitlines(), 1):
+            bad += [f"docs/{doc.name}:{n}: {p}" for p in PATH.findall(line) if not path_exists(p)]
+        for span in CODE.finditer(text):
+            n = text.count("\n", 0, span.start()) + 1
+            bad += [f"docs/{doc.name}:{n}: {d}" for d in _dotted(span.group()) if not resolve(d)]
+    return bad
+
+
+def test_the_resolver_finds_what_exists_and_refuses_what_does_not():
+    assert resolve("deplbench.formulations.exact.region")
+    assert resolve("deplbench.registry.register_solver")
+    assert resolve("deplbench.registry.Entry")  # imported into registry
+    assert resolve("deplbench.results.Status.optimal")
+    assert resolve("deplbench.evaluate")  # the facade's lazy name
+    assert resolve("deplbench.benchmarks.harness_testing")  # an old path, kept in MOVED
+    assert not resolve("deplbench.formulations.exact.exact_region")
+    assert not resolve("deplbench.registry.no_such_function")
+    assert resolve("deplbench.results.SolveResult.plan")
+    assert not resolve("deplbench.results.SolveResult.no_such_member")
+    exact = "deplbench.formulations.exact.exact"
+    assert resolve_in(exact, ".region", []) and resolve_in(exact, "~.work", [])
+    assert not resolve_in(exact, ".exact_region", []) and not resolve_in(exact, "~.exact_bounds.Bounder", [])
+    assert resolve_in(exact, "numpy.ndarray", [])
+    assert path_exists("formulations/exact/methods.py") and path_exists("benchmarks/library/published/*.solu")
+    assert path_exists("tests/test_doc_references.py::test_the_resolver_finds_what_exists_and_refuses_what_does_not")
+    assert not path_exists("tests/test_doc_references.py::test_nothing") and not path_exists("docs/nothing.md")
+    assert PATH.findall("see `formulations/exact/work.py`, docs/exact.md.") == ["formulations/exact/work.py",
+                                                                              "docs/exact.md"]
+
+
+def test_every_docstring_reference_exists():
+    bad = stale_in_docstrings()
+    assert bad == [], "stale references in docstrings:\n" + "\n".join(bad)
+
+
+def test_every_reference_in_the_docs_exists():
+    bad = stale_in_docs()
+    assert bad == [], "stale references in docs/*.md:\n" + "\n".join(bad)
