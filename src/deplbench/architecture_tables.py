@@ -23,7 +23,7 @@ _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 
 def folder_of(package: str, top_packages: tuple[str, ...]) -> str:
     """The source folder of ``package``: pyproject maps ``deplbench`` to ``src/deplbench/`` and
-    ``deplbench.X`` (a top package) to ``X/``."""
+    each other top package to its own folder (``deplbench.instances`` to ``instances/``)."""
     top = max((t for t in top_packages if package == t or package.startswith(t + ".")), key=len)
     base = "src/deplbench" if top == "deplbench" else top.removeprefix("deplbench.")
     rest = package.removeprefix(top).lstrip(".").replace(".", "/")
