@@ -1,7 +1,7 @@
 """The module tables of ``docs/ARCHITECTURE.md``, generated from each module's docstring summary.
 
 One table per package (its folder, its import name, its own summary), one row per module or
-subpackage with the first paragraph of its docstring. :mod:`deplbench.architecture` writes them
+subpackage with the first sentence of its docstring. :mod:`deplbench.architecture` writes them
 between :data:`BEGIN` and :data:`END` when it redraws the picture
 (``python -m deplbench.architecture docs/ARCHITECTURE.md``); ``tests/test_architecture.py``
 fails when a module is missing or a row is stale.
@@ -19,6 +19,8 @@ BEGIN, END = "<!-- modules:begin (python -m deplbench.architecture docs/ARCHITEC
 
 #: a Sphinx role (``:mod:`~a.b```) in a docstring; the table shows its target as code
 _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+#: the end of a sentence: a full stop before a capital (``Fig. 3`` and ``e.g. x`` go on)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def folder_of(package: str, top_packages: tuple[str, ...]) -> str:
@@ -31,17 +33,22 @@ def folder_of(package: str, top_packages: tuple[str, ...]) -> str:
 
 
 def summary(path: Path) -> str:
-    """The first paragraph of a module's docstring, on one line, as Markdown (``x`` -> `x`)."""
+    """The first sentence of a module's docstring, on one line, as Markdown (``x`` -> `x`)."""
     doc = ast.get_docstring(ast.parse(path.read_text(), str(path))) or ""
     first = " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
+    first = _SENTENCE.split(first, maxsplit=1)[0]
     first = _ROLE.sub(lambda m: f"``{m.group(1)}``", first).replace("``", "`")
     return first.replace("|", "\\|")
 
 
 def render(found: dict[str, Path], top_packages: tuple[str, ...]) -> str:
-    """One table per package of ``found`` (module -> source file), packages in folder order."""
-    packages = sorted((m for m, p in found.items() if p.name == "__init__.py"),
-                      key=lambda m: folder_of(m, top_packages))
+    """One table per package of ``found`` (module -> source file): the top folders in the order of
+    ``top_packages``, then each folder's subpackages by name."""
+    def order(pkg: str) -> tuple[int, str]:
+        top = max((t for t in top_packages if pkg == t or pkg.startswith(t + ".")), key=len)
+        return top_packages.index(top), folder_of(pkg, top_packages)
+
+    packages = sorted((m for m, p in found.items() if p.name == "__init__.py"), key=order)
     out: list[str] = []
     for pkg in packages:
         rows = []
