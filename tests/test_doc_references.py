@@ -317,3 +317,13 @@ def test_every_docstring_and_docs_reference_exists():
     assert bad == [], "stale references (fix the reference, not the test):\n" + "\n".join(bad)
     fixed = sorted(OWNED_ELSEWHERE - set(found))
     assert fixed == [], "fixed (or moved) since: remove them from OWNED_ELSEWHERE:\n" + "\n".join(fixed)
+
+
+def test_the_readme_lists_every_perf_script():
+    """The Development paragraph of README.md names every script of ``benchmarks/perf/``, and no other."""
+    text = (ROOT / "README.md").read_text()
+    para = next(p for p in text.split("\n\n") if "deplbench.benchmarks.perf.NAME" in p)
+    listed = re.findall(r"`(\w+)`", para.split("NAME one of", 1)[1])
+    scripts = {p.stem for p in (ROOT / "benchmarks" / "perf").glob("*.py") if p.stem != "__init__"}
+    assert sorted(scripts - set(listed)) == [], "README.md, Development: add these perf scripts"
+    assert sorted(set(listed) - scripts) == [], "README.md, Development: these perf scripts are gone"
