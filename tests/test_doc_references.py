@@ -1,16 +1,18 @@
-"""Every reference in the docstrings and in ``docs/*.md`` names something that exists.
+"""Every reference in the docstrings, in ``docs/*.md`` and in ``README.md`` names something that exists.
 
 In every docstring of deplbench (modules, classes, functions): each Sphinx role (``:mod:``,
 ``:class:``, ``:func:``, ``:meth:``, ``:data:``, ``:attr:``, ``:exc:``), each double-backticked
-``deplbench.x.y`` and each repository path (``formulations/exact/work.py``, ``docs/exact.md``,
-``tests/test_x.py::test_y``). In ``docs/*.md``: each dotted ``deplbench.x.y`` in code (inline or
-fenced) and each repository path. Names resolve statically (the source's definitions and imports,
-nothing imported), except the names a lazy package (PEP 562) exports, which are imported.
+``deplbench.x.y`` (or ``formulations.x``, read as ``deplbench.formulations.x``) and each repository
+path (``formulations/exact/work.py``, ``docs/exact.md``, ``tests/test_x.py::test_y``). In the pages:
+each such dotted name in code (inline or fenced) and each repository path. Names resolve
+statically (the source's definitions and imports, nothing imported), except the names a lazy
+package (PEP 562) exports, which are imported.
 
 A relative target (``:mod:`.region```) resolves as Sphinx does: in the current module or package, a
 parent, or as the suffix of any module. A target outside deplbench (``numpy.ndarray``) is not
 checked. Old module paths cited as old (the keys of ``deplbench.benchmarks.harness.config.MOVED``)
-count as existing.
+count as existing. A failure lists each stale reference with its module and line: fix the
+reference, not this test.
 """
 
 from __future__ import annotations
@@ -272,13 +274,13 @@ def stale_in_docstrings() -> list[str]:
 
 def stale_in_docs() -> list[str]:
     bad = []
-    for doc in sorted((ROOT / "docs").glob("*.md")):
-        text = doc.read_text()
+    for doc in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]:
+        text, rel = doc.read_text(), doc.relative_to(ROOT)
         for n, line in enumerate(text.splitlines(), 1):
-            bad += [f"docs/{doc.name}:{n}: {p}" for p in PATH.findall(line) if not path_exists(p)]
+            bad += [f"{rel}:{n}: {p}" for p in PATH.findall(line) if not path_exists(p)]
         for span in CODE.finditer(text):
             n = text.count("\n", 0, span.start()) + 1
-            bad += [f"docs/{doc.name}:{n}: {d}" for d in _dotted(span.group()) if not resolve(d)]
+            bad += [f"{rel}:{n}: {d}" for d in _dotted(span.group()) if not resolve(d)]
     return bad
 
 
