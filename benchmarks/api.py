@@ -33,6 +33,8 @@ class RunOutcome:
     #: the signal (SIGINT, SIGTERM) that stopped the grid, or None; its live runs are stored as
     #: ``interrupted`` with their incumbents and re-run by the next call
     interrupted: int | None = None
+    #: seconds spent filling the methods' compile caches before the first run (outside every clock)
+    warmup_s: float = 0.0
 
 
 def output_folder(config_name: str, out: str | Path | None) -> Path:
@@ -76,7 +78,7 @@ def run_config(config: str | Path, out: str | Path | None = None, *, workers: in
 
         html = build_report(folder)
     return RunOutcome(cfg.name, folder, summary.total, summary.skipped, dict(summary.counts), failed, html,
-                      summary.interrupted)
+                      summary.interrupted, summary.warmup_s)
 
 
 def read_results(folder: str | Path) -> pd.DataFrame:

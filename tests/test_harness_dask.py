@@ -27,25 +27,18 @@ def test_local_cluster_runs_a_grid(tmp_path):
     assert (df.loc[df["solver"] == "harness-sleep", "wall_s"] < 10).all()
 
 
-def _worker_settings() -> tuple:
-    import os
-
-    import dask
-
-    return (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"),
-            dask.config.get("distributed.worker.profile.enabled"), dask.config.get("distributed.admin.tick.interval"))
-
-
 def test_local_cluster_workers_are_quiet():
     """The workers of --cluster local run without the nanny's malloc trim, the profiler and a 20 ms tick."""
     import dask
+    import distributed  # noqa: F401  (the ``distributed`` config section exists once it is imported)
 
     from deplbench.benchmarks.harness.runner import dask_client
+    from deplbench.benchmarks.harness.testing import worker_settings
 
     before = dask.config.get("distributed.worker.profile.enabled")
     client, lc = dask_client(2, None, "local")
     try:
-        got = client.run(_worker_settings)
+        got = client.run(worker_settings)
     finally:
         client.close()
         lc.close()

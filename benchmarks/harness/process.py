@@ -19,6 +19,7 @@ from typing import Any
 
 from deplbench import watch
 from deplbench.benchmarks.harness.config import RunSpec
+from deplbench.benchmarks.harness.forkctx import CONTEXT
 from deplbench.benchmarks.harness.rows import (
     harness_columns,
     instance_columns,
@@ -88,7 +89,7 @@ _CTX_LOCK = threading.Lock()
 
 def _context(preload: Iterable[str] = ()) -> mp.context.BaseContext:
     """The fork-server context; ``preload`` counts only before the server's first start."""
-    ctx = mp.get_context("forkserver")
+    ctx = CONTEXT  # the forkserver context, without re-running a caller's unguarded script
     with _CTX_LOCK:
         from multiprocessing import forkserver
 
@@ -130,6 +131,44 @@ def warm_up(preload: Iterable[str] = ()) -> None:
         p = ctx.Process(target=os.getpid, daemon=True)
         p.start()
     p.join()
+
+
+#: the longest a grid's warm-up may take (a cold numba cache of every method compiles in about a minute)
+WARM_LIMIT_S = 900.0
+#: compiled at import (numba, cached on disk) and used by every run's re-check, after its method
+_EVALUATOR = ("deplbench.instances.evaluator.evaluate", "deplbench.instances.evaluator.lattice_jit")
+
+
+def _warm_body(solvers: list[tuple[str, str]]) -> int:
+    """Import what each method declares and the evaluator: numba compiles into its disk cache."""
+    import importlib
+
+    from deplbench import registry
+
+    loaded = 0
+    for module in _EVALUATOR:
+        importlib.import_module(module)
+    for solver, module in solvers:
+        registry.SOLVER_MODULES.setdefault(solver, module)
+        try:
+            registry.load_declared(solver)
+            loaded += 1
+        except Exception:  # noqa: BLE001 - the run itself records why its method cannot load
+            pass
+    return loaded
+
+
+def warm_caches(runs: Iterable[RunSpec], preload: Iterable[str] = ()) -> float:
+    """Fill the compile caches of the grid's methods before any run's clock starts; its seconds.
+
+    A throwaway child of the fork server imports every module the grid's methods declare (and
+    the evaluator), so numba's compiled code is on disk when the runs import it: a run never
+    compiles inside its limits, and a cold cache (a fresh install) costs the warm-up, not a
+    ``timeout``. The child is discarded so that no method's modules count in another's memory.
+    """
+    solvers = sorted({(r.solver, r.solver_module) for r in runs})
+    w = watch.call(_context(preload), _warm_body, (solvers,), wall_limit_s=WARM_LIMIT_S)
+    return w.wall_s
 
 
 # ---- in the watcher ----------------------------------------------------------------------------

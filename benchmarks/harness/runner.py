@@ -27,6 +27,7 @@ from deplbench.benchmarks.harness.process import (  # noqa: F401
     generate_watched,
     grid_preload,
     kill_live,
+    warm_caches,
     warm_up,
 )
 from deplbench.benchmarks.harness.rows import (
@@ -48,6 +49,8 @@ class Summary:
     counts: Counter
     #: the signal that stopped the grid (its live runs stored as ``interrupted``), or None
     interrupted: int | None = None
+    #: seconds spent filling the methods' compile caches before the first run (outside every clock)
+    warmup_s: float = 0.0
 
     @property
     def ran(self) -> int:
@@ -126,6 +129,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
             return summary
         preload = grid_preload(todo)
         warm_up(preload)
+        summary.warmup_s = warm_caches(todo, preload)
         instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]
         bar = _bar(len(todo), progress)
@@ -212,6 +216,7 @@ def _dask_results(client, jobs, preload, stop: GridStop):
 
     client.run(watch.clear_stop)  # a worker of an earlier, stopped grid
     client.run(warm_up, preload)  # each worker's fork server starts before the clocks of its runs
+    client.run(warm_caches, [spec for spec, *_ in jobs], preload)  # each worker's own compile caches
     futs = {client.submit(execute, spec, inst, preload, err, oc, key=f"depl-run-{spec.key}", pure=False): spec
             for spec, inst, err, oc in jobs}
     try:

@@ -165,3 +165,14 @@ def slow_family(seed: int = 0, seconds: float = 1.0):
 
     time.sleep(seconds)
     return random_instance(seed, models=2, clusters=2, levels=3, epochs=4)
+
+
+def worker_settings() -> tuple:
+    """What a Dask worker's process runs with: the malloc trim and BLAS thread variables and the
+    profiler and tick settings (sent to workers by the tests; it lives here, not in a test module,
+    because a worker can import the package but not the test folder)."""
+    import dask
+    import distributed  # noqa: F401  (registers the ``distributed`` config section)
+
+    return (os.environ.get("MALLOC_TRIM_THRESHOLD_"), os.environ.get("OMP_NUM_THREADS"),
+            dask.config.get("distributed.worker.profile.enabled"), dask.config.get("distributed.admin.tick.interval"))

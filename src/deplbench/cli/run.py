@@ -30,6 +30,8 @@ def cmd_run(args) -> int:
     counts = ", ".join(f"{k} {v}" for k, v in sorted(res.counts.items())) or "nothing to run"
     print(f"{res.config}: {res.total} runs, {res.skipped} already done, ran {sum(res.counts.values())} ({counts});"
           f" store {res.out / DB_NAME}")
+    if res.warmup_s:
+        print(f"warm-up (compile caches, outside every run's clock): {res.warmup_s:.1f} s")
     if res.failed_stored:
         print(f"{res.failed_stored} stored runs did not finish ok (see harness_status/error; "
               "--retry-failed re-runs them)")

@@ -1,0 +1,55 @@
+"""The harness from a plain Python script: no main guard needed, compile caches warmed outside the clocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from harness_configs import config, solver
+
+from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.runner import run_grid
+from deplbench.benchmarks.harness.store import Store
+
+
+def test_run_config_works_from_a_script_without_a_main_guard(tmp_path):
+    """The README's API saved as a file and run with ``python FILE``: the run processes never re-run it."""
+    cfg = config(tmp_path, [solver("harness-ok")], seeds=(0, 1, 2))
+    log = tmp_path / "executions.txt"
+    script = tmp_path / "plain.py"
+    script.write_text(textwrap.dedent(f"""\
+        import json
+        import deplbench as db
+
+        with open({str(log)!r}, "a") as f:
+            f.write("ran\\n")
+        out = db.run_config({str(cfg)!r}, out={str(tmp_path / "out")!r}, progress=False, report=False)
+        df = db.read_results({str(tmp_path / "out")!r})
+        print(json.dumps({{"counts": {{str(k): v for k, v in out.counts.items()}}, "rows": len(df)}}))
+        """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert log.read_text().splitlines() == ["ran"]  # the script ran once, not once per run process
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"counts": {"ok": 3}, "rows": 3}
+    with Store(tmp_path / "out") as st:
+        df = st.runs()
+    assert (df["harness_status"] == "ok").all() and df["error"].isna().all()
+
+
+def test_the_grid_warms_its_methods_declared_imports_before_the_runs(tmp_path, monkeypatch):
+    """A throwaway process imports what the grid's methods declare before any run (numba compiles
+    there, not inside a run's limits): the declared module is imported by one more process than runs."""
+    log = tmp_path / "imports.txt"
+    monkeypatch.setenv("DEPLBENCH_TEST_IMPORT_LOG", str(log))
+    # with harness-ok beside it, harness-preloaded's declared module is not shared, so not preloaded
+    path = config(tmp_path, [solver("harness-preloaded"), solver("harness-ok")], seeds=(0, 1))
+    s = run_grid(load_config(path).runs, tmp_path / "out", workers=1, progress=False)
+    assert dict(s.counts) == {"ok": 4}
+    assert s.warmup_s > 0
+    pids = log.read_text().split()
+    assert len(set(pids)) == 3 and os.getpid() not in map(int, pids)  # the warm-up and the two runs
