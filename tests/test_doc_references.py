@@ -11,7 +11,8 @@ package (PEP 562) exports, which are imported.
 A relative target (``:mod:`.region```) resolves as Sphinx does: in the current module or package, a
 parent, or as the suffix of any module. A target outside deplbench (``numpy.ndarray``) is not
 checked. Old module paths cited as old (the keys of ``deplbench.benchmarks.harness.config.MOVED``)
-count as existing. A failure lists each stale reference with its module and line: fix the
+count as existing; a dotted name that starts with a module of the layout before issue 26
+(``saa_start.encode``, ``exact_bounds.Bounder``) does not. A failure lists each stale reference with its module and line: fix the
 reference, not this test.
 """
 
@@ -38,6 +39,12 @@ CODE = re.compile(r"```.*?```|``.*?``|`[^`\n]+`", re.S)
 SHORT = re.compile(r"(?<![\w.])(?:instances|formulations|heuristics|benchmarks)(?:\.[a-z_]\w*)+")
 #: placeholders of a name (``python -m deplbench.benchmarks.perf.NAME``, ``published/deplbench-library-VERSION.solu``)
 PLACEHOLDERS = {"NAME", "VERSION"}
+#: the flat prefixes of the layout before issue 26 (``saa_start`` is now ``formulations/saa/start.py``)
+FLAT = {"exact": "deplbench.formulations.exact", "saa": "deplbench.formulations.saa",
+        "bench": "deplbench.benchmarks.perf", "library": "deplbench.benchmarks.library",
+        "harness": "deplbench.benchmarks.harness"}
+#: a dotted name in code whose first part may be a module of the old layout (``saa_start.encode``)
+OLD_DOTTED = re.compile(r"(?<![\w.])([a-z]\w*)\.(\w+)")
 #: suffixes of file names (``instances.parquet`` is a file, not a module)
 FILE_TYPES = {"py", "md", "json", "parquet", "csv", "toml", "duckdb", "solu", "mps", "lp", "html", "txt", "sol"}
 #: optional dependencies a docstring may cite although they are not installed here
@@ -57,15 +64,15 @@ OWNED_ELSEWHERE = {
 }
 
 
-def _moved() -> set[str]:
+def _moved_map() -> dict[str, str]:
     tree = ast.parse(FOUND["deplbench.benchmarks.harness.config"].read_text())
     for node in tree.body:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "MOVED":
-            return {k.value for k in node.value.keys}
+            return {k.value: v.value for k, v in zip(node.value.keys, node.value.values, strict=True)}
     raise AssertionError("deplbench.benchmarks.harness.config.MOVED not found")
 
 
-MOVED = _moved()
+MOVED = set(_moved_map())
 
 
 def _names(body: list[ast.stmt]) -> dict[str, ast.AST]:
@@ -258,6 +265,28 @@ def _dotted(code: str) -> list[str]:
         f"deplbench.{d}" for d in SHORT.findall(code) if d.rpartition(".")[2] not in FILE_TYPES]
 
 
+@cache
+def _old_module(name: str) -> str | None:
+    """The module a flat module name of the old layout stands for now (None: not such a name)."""
+    if any(m.rpartition(".")[2] == name for m in FOUND):
+        return None
+    moved = {k.rpartition(".")[2]: v for k, v in _moved_map().items()}
+    if name in moved:
+        return moved[name]
+    prefix, _, rest = name.partition("_")
+    return f"{FLAT[prefix]}.{rest}" if prefix in FLAT and f"{FLAT[prefix]}.{rest}" in FOUND else None
+
+
+def _old(code: str) -> list[str]:
+    """The dotted names in a piece of code that start with a module of the old layout."""
+    out = []
+    for first, _ in OLD_DOTTED.findall(code):
+        new = _old_module(first)
+        if new and first not in FILE_TYPES:
+            out.append(f"{first} (old layout: now {new})")
+    return out
+
+
 def stale_in_docstrings() -> list[str]:
     bad = []
     for module in sorted(FOUND):
@@ -268,6 +297,7 @@ def stale_in_docstrings() -> list[str]:
                     bad.append(f"{where}: :{role}:`{target}`")
             for span in re.findall(r"``(.*?)``", doc, re.S):
                 bad += [f"{where}: ``{d}``" for d in _dotted(span) if not resolve(d)]
+                bad += [f"{where}: {d}" for d in _old(span)]
             bad += [f"{where}: {p}" for p in PATH.findall(doc) if not path_exists(p)]
     return bad
 
@@ -281,6 +311,7 @@ def stale_in_docs() -> list[str]:
         for span in CODE.finditer(text):
             n = text.count("\n", 0, span.start()) + 1
             bad += [f"{rel}:{n}: {d}" for d in _dotted(span.group()) if not resolve(d)]
+            bad += [f"{rel}:{n}: {d}" for d in _old(span.group())]
     return bad
 
 
@@ -302,6 +333,10 @@ def test_the_resolver_finds_what_exists_and_refuses_what_does_not():
     assert path_exists("formulations/exact/methods.py") and path_exists("benchmarks/library/published/*.solu")
     assert path_exists("tests/test_doc_references.py::test_the_resolver_finds_what_exists_and_refuses_what_does_not")
     assert not path_exists("tests/test_doc_references.py::test_nothing") and not path_exists("docs/nothing.md")
+    assert _old_module("saa_start") == "deplbench.formulations.saa.start"
+    assert _old_module("random_family") == "deplbench.instances.families.random"  # from MOVED
+    assert _old_module("saa_bounds") is None and _old_module("exact") is None  # current module names
+    assert _old("`saa_start.encode` and `start.encode`") == ["saa_start (old layout: now deplbench.formulations.saa.start)"]
     assert _key("m (line 9): :mod:`x`") == "m: :mod:`x`" and _key("docs/a.md:12: x") == "docs/a.md: x"
     assert PATH.findall("see `formulations/exact/work.py`, docs/exact.md.") == ["formulations/exact/work.py",
                                                                               "docs/exact.md"]
