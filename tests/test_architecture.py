@@ -1,4 +1,4 @@
-"""The layout holds: import rules, no cycles, every subpackage a part and installed, a current picture."""
+"""The layout holds: import rules, no cycles, every subpackage a part and installed, a current picture and tables."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from harness_configs import config
 
 from deplbench import architecture as arch
+from deplbench import architecture_tables as arch_tables
 from deplbench.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,9 +85,50 @@ def test_no_flat_prefix_modules_left(found):
 def test_the_picture_is_current():
     doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
     block = doc.split(arch.BEGIN)[1].split(arch.END)[0].strip()
-    assert block == arch.render().strip(), "run: python -m deplbench.architecture docs/ARCHITECTURE.md"
+    assert block == arch.render().strip(), f"the picture is stale: run {arch.REDRAW}"
     for part in arch.PARTS:
         assert f'["{part}"]' in block
+
+
+def test_the_module_tables_are_current_and_complete(found):
+    """Every module has a row in its package's table (every package a table), and the tables are
+    what the docstrings say now."""
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    assert arch_tables.BEGIN in doc and arch_tables.END in doc, f"markers missing: run {arch.REDRAW}"
+    block = doc.split(arch_tables.BEGIN)[1].split(arch_tables.END)[0]
+    missing = []
+    for pkg in (m for m, p in found.items() if p.name == "__init__.py"):
+        folder = arch_tables.folder_of(pkg, arch.TOP_PACKAGES)
+        head = f"### `{folder}` (`{pkg}`)"
+        if head not in block:
+            missing.append(pkg)
+            continue
+        table = block.split(head)[1].split("\n### ")[0]
+        for mod, path in found.items():
+            parent, _, name = mod.rpartition(".")
+            row = f"| `{name}/` |" if path.name == "__init__.py" else f"| `{name}.py` |"
+            if parent == pkg and row not in table:
+                missing.append(mod)
+    assert missing == [], f"not in the module tables of docs/ARCHITECTURE.md: {missing}; run {arch.REDRAW}"
+    assert block.strip() == arch.tables().strip(), f"the module tables are stale: run {arch.REDRAW}"
+
+
+def test_the_tables_name_the_folders_pyproject_maps():
+    dirs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    for pkg, folder in dirs.items():
+        assert arch_tables.folder_of(pkg, arch.TOP_PACKAGES) == folder + "/"
+    assert arch_tables.folder_of("deplbench.formulations.exact", arch.TOP_PACKAGES) == "formulations/exact/"
+    assert arch_tables.folder_of("deplbench.cli", arch.TOP_PACKAGES) == "src/deplbench/cli/"
+
+
+def test_a_missing_module_makes_the_tables_stale(found, tmp_path):
+    """The regeneration is what the check compares with: a new module changes the tables."""
+    new = tmp_path / "knobs.py"
+    new.write_text('"""The knobs of ``exact``: one place.\n\nMore.\n"""\n')
+    grown = {**found, "deplbench.formulations.exact.knobs": new}
+    text = arch_tables.render(grown, arch.TOP_PACKAGES)
+    assert "| `knobs.py` | The knobs of `exact`: one place. |" in text
+    assert text != arch.tables()
 
 
 def _imported_by(code: str) -> set[str]:

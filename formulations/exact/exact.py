@@ -9,10 +9,10 @@ allocation of epochs to options; the loss only through D and the model sequence.
   vector has one parent) and kept in one heap keyed by a valid lower bound on cost: the
   Lagrangian (LP) allocation bound plus the transfer cost, non-decreasing from parent to
   child, raised lazily (on a node's first pop) to its *region key*: a bound on every
-  certifiable count vector of its subtree (:mod:`.exact_region`). A popped bound node pushes its
+  certifiable count vector of its subtree (:mod:`.region`). A popped bound node pushes its
   children, is screened by the relaxed quantile of
-  all its sequences (:mod:`.exact_bounds`), and goes back with its exact allocation cost.
-  A popped exact node has its sequences searched (:mod:`.exact_search`); the first
+  all its sequences (:mod:`.bounds`), and goes back with its exact allocation cost.
+  A popped exact node has its sequences searched (:mod:`.search`); the first
   certified sequence is optimal, because every key left is a lower bound.
 * **Incumbent**: ``depl-plus`` (certified by the evaluator) prunes from the start; a node
   whose key reaches the incumbent's cost is never expanded.

@@ -1,7 +1,7 @@
 """Lazy search of the model sequences of one count vector (the inner search of ``exact``).
 
 Sequences are generated depth first, one epoch at a time, never materialised. A prefix
-is cut when the relaxed loss of all its completions (:class:`~.exact_bounds.Bounder`) is
+is cut when the relaxed loss of all its completions (:class:`~.bounds.Bounder`) is
 proven above the target, or when a stored refutation dominates it (same prefix, no fewer
 remaining epochs of each model, no smaller data effect ``g``). A complete sequence is
 decided by the evaluator's own test (:func:`~deplbench.instances.evaluator.evaluate.certify` with

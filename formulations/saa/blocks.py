@@ -15,7 +15,7 @@ switch pays a penalty. This module splits the plans of a count vector q into
   smallest per-epoch least penalties over the epochs ``2..sum q`` plus every further negative
   one, at most every positive per-epoch largest penalty there.
 
-:func:`block_columns` yields them in the format of ``saa_strength.count_bounds``; every plan
+:func:`block_columns` yields them in the format of :func:`~.strength.count_bounds`; every plan
 with count vector q lies in exactly one of the columns of q (its own sequence, or the relaxed
 column), so the relaxation stays valid (proof: ``docs/formulations.md``, "Block sequences").
 :func:`start_plan` turns the SAA-feasible exact sequences into the cheapest plan they give

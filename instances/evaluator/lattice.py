@@ -21,7 +21,7 @@ steps are powers of two, so a finer table holds every point of a coarser one at 
 ``z`` and gives bit-identical values: the result never depends on what is cached.
 
 Left of the median the table holds ``F_Z``, right of it ``P(Z > z)`` (so tail cells keep
-their relative precision, as in :meth:`Dist.cell_masses`).
+their relative precision, as in :meth:`~deplbench.instances.laws.distributions.Dist.cell_masses`).
 """
 
 from __future__ import annotations

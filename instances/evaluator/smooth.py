@@ -213,7 +213,7 @@ def _crossing(cdf, pmf, K, level: float) -> tuple[int, int] | None:
 def term_shift(dist, coef: float, h: float) -> float:
     """The shift ``rho`` of a histogram term: its lattice slack minus ``h`` (``|c| d`` with its safety factor).
 
-    ``P(T <= x_j - rho) <= G(x_j) + b`` at every lattice point (:func:`term_pmf`; a term narrower
+    ``P(T <= x_j - rho) <= G(x_j) + b`` at every lattice point (:func:`~.lattice.term_pmf`; a term narrower
     than a step has its own, larger ``rho``).
     """
     return cached_pmf(dist, coef, h, FRACTION)[4] - h

@@ -4,10 +4,12 @@ Every module belongs to one part (the longest prefix in :data:`PARTS`); an impor
 a module in part B is allowed when B is A itself or listed in :data:`MAY_IMPORT` for A. Imports
 inside functions count (an import cycle hidden in a function is still a cycle); imports under
 ``if TYPE_CHECKING:`` do not (they never run). ``tests/test_architecture.py`` enforces the rules
-and the absence of import cycles, and that ``docs/ARCHITECTURE.md`` shows the current picture:
-``python -m deplbench.architecture docs/ARCHITECTURE.md`` redraws it.
+and the absence of import cycles, and that ``docs/ARCHITECTURE.md`` shows the current picture and
+module tables (:mod:`deplbench.architecture_tables`): ``python -m deplbench.architecture
+docs/ARCHITECTURE.md`` redraws both.
 
-May import: the standard library only. Imported by: the tests and its own ``__main__``.
+May import: the standard library and :mod:`deplbench.architecture_tables`. Imported by: the tests
+and its own ``__main__``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from deplbench import architecture_tables
 
 #: part -> one-line role (the order is the picture's, bottom layer first)
 PARTS: dict[str, str] = {
@@ -52,7 +56,8 @@ TOP_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "d
                 "deplbench.benchmarks")
 #: modules of the core (the rest of deplbench.* is found by prefix)
 CORE = ("deplbench.errors", "deplbench.results", "deplbench.incumbent", "deplbench.params", "deplbench.files",
-        "deplbench.watch", "deplbench.lazy", "deplbench.version", "deplbench.numeric", "deplbench.architecture")
+        "deplbench.watch", "deplbench.lazy", "deplbench.version", "deplbench.numeric", "deplbench.architecture",
+        "deplbench.architecture_tables")
 _INSTANCES = {"instances", "instances.laws", "instances.evaluator", "instances.calibration", "instances.families"}
 _BELOW = {"core", "registry"} | _INSTANCES
 #: the problem definition and its judge, what every method builds on
@@ -263,12 +268,26 @@ def render() -> str:
     return "\n".join(lines)
 
 
+#: the command that redraws the generated parts of ``docs/ARCHITECTURE.md``
+REDRAW = "python -m deplbench.architecture docs/ARCHITECTURE.md"
+
+
+def tables() -> str:
+    """The module tables (:func:`deplbench.architecture_tables.render` over :func:`modules`)."""
+    return architecture_tables.render(modules(), TOP_PACKAGES)
+
+
+def _put(text: str, begin: str, end: str, body: str) -> str:
+    head, _, rest = text.partition(begin)
+    _, _, tail = rest.partition(end)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
 def write(doc: Path) -> bool:
-    """Put :func:`render` between the markers of ``doc``; True when the file changed."""
+    """Put :func:`render` and :func:`tables` between their markers of ``doc``; True when it changed."""
     text = doc.read_text()
-    head, _, rest = text.partition(BEGIN)
-    _, _, tail = rest.partition(END)
-    new = f"{head}{BEGIN}\n{render()}\n{END}{tail}"
+    new = _put(text, BEGIN, END, render())
+    new = _put(new, architecture_tables.BEGIN, architecture_tables.END, tables())
     if new != text:
         doc.write_text(new)
     return new != text
