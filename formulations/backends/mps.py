@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from deplbench.errors import InputError
+from deplbench.formulations.backends import solfile
 from deplbench.formulations.backends.solfile import dual_bound, read_solution
 from deplbench.formulations.saa.method import SAA_IMPORTS, SAA_PARAMS
 from deplbench.params import Param
@@ -40,6 +41,9 @@ if TYPE_CHECKING:  # the SAA machinery is imported when the method runs
     from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SaaModel, SubsetData
 
+#: the solution files' status words -> Status: the map of the file reader (:mod:`.solfile`, whose
+#: surprising entries are explained there), read as every backend's ``STATUS_MAP``
+STATUS_MAP = solfile.STATUS_MAP
 #: shipped command templates
 PRESETS: dict[str, str] = {
     "cbc": "{cbc} {mps} sec {time_limit} threads {threads} ratio {mip_gap} solve solu {sol}",
