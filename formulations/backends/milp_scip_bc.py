@@ -55,8 +55,8 @@ STATUS_MAP = {
     # no node limit is set: a limit all the same (stopped, unproven)
     "nodelimit": Status.TIMEOUT,
     "memlimit": Status.MEMOUT,
-    # the SAA MILP's objective, a cost, is at least 0: neither can be a true answer, and with the
-    # lazy scenario rows (dual reductions off) SCIP claims nothing the tool can use
+    # the SAA MILP's objective, a cost, is at least 0: neither is a true answer, so a failure
+    # (and inforunbd proves no infeasibility)
     "unbounded": Status.ERROR, "inforunbd": Status.ERROR,
 }
 

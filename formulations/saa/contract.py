@@ -54,7 +54,9 @@ class SubResult:
     n_vars, n_cons : int
         Size of the model the solver received.
     message : str
-        Empty for ``optimal`` / ``infeasible`` / ``timeout``; otherwise what the solver said.
+        What the status alone does not say: the solver's own word for an ``error`` or ``unknown``
+        (always given for an ``error``), the cause of a stop other than the solver's time limit,
+        a restricted model's caveat (CP-SAT: ``not exact``); empty otherwise.
     extra : dict
         Backend figures, summed over the selections (declare them in the method's ``outputs``).
     """
