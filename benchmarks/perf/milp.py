@@ -1,6 +1,7 @@
 """Benchmark of the SAA MILPs on the paper families: build and solve time, out-of-sample violation.
 
-For every paper instance (``per_run`` by default, targets 5..13), scenario count, solver and
+For every paper instance (``per_run`` by default, targets 5..13), scenario count, solver (every
+SAA MILP backend of the registry, :func:`~deplbench.registry.backend_names`, by default) and
 formulation it prints one row: status, cost, gap, build and solve seconds, nodes, the
 out-of-sample violation rate of the plan (fresh Monte-Carlo draws of the loss through
 ``loss_terms(...).sample``) with its one-sided 95% Clopper-Pearson upper bound, and the
@@ -26,9 +27,12 @@ from scipy import stats
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.families.paper import instance_name, load_paper
 from deplbench.instances.semantics import data_effect
-from deplbench.registry import solve
+from deplbench.registry import backend_names, solve
 
-SOLVERS = ("milp-highs-direct", "milp-highs", "milp-scip", "milp-cpsat")
+#: the two builds of the summary's comparison (the same HiGHS, through Pyomo and directly)
+PYOMO, DIRECT = "milp-highs", "milp-highs-direct"
+#: ``--quick``'s solvers: the direct build and SCIP
+QUICK_SOLVERS = (DIRECT, "milp-scip")
 FORMULATIONS = ("aggregated", "time_indexed")
 
 
@@ -42,7 +46,7 @@ def oos_violation(inst, plan, samples: int, seed: int) -> tuple[float, float]:
 
 
 def _fmt(v, spec: str) -> str:
-    return "-" if v is None else format(v, spec)
+    return format("-", ">" + spec.split(".")[0].rstrip("df")) if v is None else format(v, spec)
 
 
 HEADER = (f"{'instance':<28} {'S':>5} {'solver':<18} {'form':<12} {'status':<9} {'cost':>8} {'gap':>8} "
@@ -74,8 +78,8 @@ def summary(rows: list[dict], time_limit: float) -> None:
     for S in sorted({r["S"] for r in rows}):
         for form in FORMULATIONS:
             sel = [r for r in rows if r["S"] == S and r["form"] == form]
-            d = [r["build_s"] for r in sel if r["solver"] == "milp-highs-direct" and r["build_s"]]
-            p = [r["build_s"] for r in sel if r["solver"] == "milp-highs" and r["build_s"]]
+            d = [r["build_s"] for r in sel if r["solver"] == DIRECT and r["build_s"]]
+            p = [r["build_s"] for r in sel if r["solver"] == PYOMO and r["build_s"]]
             if d and p:
                 print(f"  S={S} {form}: median build Pyomo {statistics.median(p):.3f} s, direct "
                       f"{statistics.median(d):.3f} s, ratio {statistics.median(p) / statistics.median(d):.1f}x")
@@ -85,7 +89,7 @@ def summary(rows: list[dict], time_limit: float) -> None:
         if insts:
             print(f"  S={S} aggregated: {len(solved)}/{len(insts)} instances optimal within {time_limit:g} s "
                   f"with at least one solver")
-        for solver in SOLVERS:
+        for solver in dict.fromkeys(r["solver"] for r in rows):  # in the order they ran
             sel = [r for r in rows if r["S"] == S and r["solver"] == solver]
             if sel:
                 opt = sum(r["status"] == "optimal" for r in sel)
@@ -101,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", default="5,7,9,11,13")
     ap.add_argument("--networks", default="alexnet,mobilenet")
     ap.add_argument("--noise-mode", default="per_run", choices=["per_run", "per_epoch"])
-    ap.add_argument("--solvers", default=",".join(SOLVERS))
+    ap.add_argument("--solvers", default=None, help="comma-separated backends (default: every one)")
     ap.add_argument("--formulations", default=",".join(FORMULATIONS))
     ap.add_argument("--mip-gap", type=float, default=1e-4)
     ap.add_argument("--threads", type=int, default=1)
@@ -110,7 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.scenarios, args.targets, args.networks = "200", "9", "alexnet"
-        args.solvers, args.formulations = "milp-highs-direct,milp-scip", "aggregated"
+        args.solvers, args.formulations = ",".join(QUICK_SOLVERS), "aggregated"
+    known = backend_names()
+    solvers = args.solvers.split(",") if args.solvers else known
+    if unknown := [s for s in solvers if s not in known]:
+        ap.error(f"not an SAA MILP backend: {', '.join(unknown)} (known: {', '.join(known)})")
     Ss = [int(s) for s in args.scenarios.split(",")]
     names = [instance_name(n, args.noise_mode, float(t)) for n in args.networks.split(",")
              for t in args.targets.split(",")]
@@ -123,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         inst = load_paper(name)
         for S in Ss:
             for form in args.formulations.split(","):
-                for solver in args.solvers.split(","):
+                for solver in solvers:
                     r = run_one(inst, S, solver, form, args)
                     print_row(r)
                     rows.append(r)

@@ -38,7 +38,7 @@ from deplbench.results import Status, map_status
 if TYPE_CHECKING:  # OR-Tools and the SAA machinery are imported when the method runs
     from ortools.sat.python import cp_model
 
-    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SaaModel, SubsetData
 
 LOSS_SCALE = 1e6
@@ -47,10 +47,20 @@ COST_SCALE = 1e6
 SNAP = 1e-6
 
 
-#: CP-SAT status, by name (``CpSolver.status_name``) -> Status (FEASIBLE / UNKNOWN: stopped at the limit, with or without a solution).
+#: CP-SAT status, by name (``CpSolver.status_name``) -> Status (a code not listed is ``unknown``).
+#: Proven statuses hold for the scaled model; :func:`solve_subset` downgrades them when the
+#: scaling is not exact.
 STATUS_MAP = {
-    "OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.TIMEOUT, "INFEASIBLE": Status.INFEASIBLE,
-    "UNKNOWN": Status.TIMEOUT, "MODEL_INVALID": Status.ERROR,
+    # also when the gap limits stopped the search (relative_gap_limit = mip_gap): CP-SAT then
+    # reports OPTIMAL, as the MIP solvers do at their mip_gap
+    "OPTIMAL": Status.OPTIMAL,
+    # CP-SAT's FEASIBLE: a search limit (here max_time_in_seconds) stopped it with an incumbent
+    # before it proved optimality, so the selection's optimum is unproven: a stop, not a claim
+    "FEASIBLE": Status.TIMEOUT,
+    "INFEASIBLE": Status.INFEASIBLE,
+    # CP-SAT's UNKNOWN: a search limit stopped it before it found a solution or proved anything
+    "UNKNOWN": Status.TIMEOUT,
+    "MODEL_INVALID": Status.ERROR,
 }
 
 
@@ -201,5 +211,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 
 solve_cpsat = register_solver("milp-cpsat", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
-                              imports=(*SAA_IMPORTS, "ortools.sat.python.cp_model"), description=(
+                              imports=(*SAA_IMPORTS, "ortools.sat.python.cp_model"), backend=solve_subset, description=(
     "SAA model in OR-Tools CP-SAT (enforcement literals, conservative integer scaling)"))(saa_method(solve_subset))

@@ -20,18 +20,26 @@ from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
 if TYPE_CHECKING:
-    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SubsetData
 
 #: Pyomo's writer passes a model to HiGHS in about 0.4 times its build (S = 5000: 1.42 s after a
 #: 3.44 s build); with less time left than this share of the build, the solve is not started
 PASS_SHARE = 0.5
 
-#: Pyomo termination condition, by name -> Status (a condition not listed is ``unknown``).
+#: Pyomo termination condition (``pyomo.contrib.solver``'s ``TerminationCondition``), by name ->
+#: Status (a condition not listed is ``unknown``, e.g. ``locallyInfeasible``, ``objectiveLimit``).
 STATUS_MAP = {
-    "convergenceCriteriaSatisfied": Status.OPTIMAL, "provenInfeasible": Status.INFEASIBLE,
-    "maxTimeLimit": Status.TIMEOUT, "iterationLimit": Status.TIMEOUT, "interrupted": Status.TIMEOUT,
-    "error": Status.ERROR, "unbounded": Status.ERROR, "infeasibleOrUnbounded": Status.ERROR,
+    # HiGHS stopped within the requested gaps (rel_gap = mip_gap): optimal at mip_gap
+    "convergenceCriteriaSatisfied": Status.OPTIMAL,
+    "provenInfeasible": Status.INFEASIBLE,
+    "maxTimeLimit": Status.TIMEOUT,
+    # limits the backend does not set, and a stop from outside: stopped, the optimum unproven
+    "iterationLimit": Status.TIMEOUT, "interrupted": Status.TIMEOUT,
+    "error": Status.ERROR,
+    # the SAA MILP's objective, a cost, is at least 0: no true answer, a failure (and
+    # infeasibleOrUnbounded is no proof of infeasibility)
+    "unbounded": Status.ERROR, "infeasibleOrUnbounded": Status.ERROR,
     "emptyModel": Status.ERROR, "licensingProblems": Status.ERROR,
 }
 
@@ -86,5 +94,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 solve_highs_pyomo = register_solver("milp-highs", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
                                     imports=(*SAA_IMPORTS, "deplbench.formulations.backends.pyomo_model",
                                              "pyomo.contrib.solver.solvers.highs", "pyomo.core.expr.ndarray"),
-                                    description=(
+                                    backend=solve_subset, description=(
     "SAA MILP built in Pyomo, solved by HiGHS (pyomo.contrib.solver)"))(saa_method(solve_subset))

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from deplbench.formulations.saa.model import SubsetData
 
 #: HiGHS model status, by name (``HighsModelStatus.name``) -> Status (a code not listed is ``unknown``).
+#: kOptimal: also stopped at the requested gap (mip_rel_gap = mip_gap), optimal at mip_gap.
+#: kInterrupt, kIterationLimit, kSolutionLimit: a stop from outside or a limit the backend does not
+#: set; like kTimeLimit, the run stopped with the optimum unproven (the plan, if any, is the
+#: incumbent). kUnbounded, kUnboundedOrInfeasible: the SAA MILP's objective, a cost, is at least 0,
+#: so neither is a true answer (and the second proves no infeasibility): an error.
 STATUS_MAP = {
     "kOptimal": Status.OPTIMAL, "kInfeasible": Status.INFEASIBLE,
     "kTimeLimit": Status.TIMEOUT, "kInterrupt": Status.TIMEOUT, "kIterationLimit": Status.TIMEOUT,
@@ -86,5 +91,6 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                      n_vars=model.n_vars, n_cons=model.n_cons, message=msg)
 
 
-solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, imports=SAA_IMPORTS, description=(
+solve_highs_direct = register_solver("milp-highs-direct", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS, imports=SAA_IMPORTS,
+                                     backend=solve_subset, description=(
     "SAA MILP as sparse matrices, solved by highspy directly"))(saa_method(solve_subset))

@@ -3,6 +3,10 @@
 The matrices of :func:`deplbench.formulations.saa.model.build` are copied into an
 ``MPModelProto`` (one vectorised ``extend`` per row) and loaded with
 ``Solver.LoadModelFromProto``.
+
+The template of docs/extending.md ("A MIP backend"): a ``solve_subset`` that conforms to
+:class:`~deplbench.formulations.saa.contract.BackendSolve`, a ``STATUS_MAP`` of the solver's codes
+by name, and one ``register_solver(..., backend=solve_subset)``.
 """
 
 from __future__ import annotations
@@ -25,13 +29,27 @@ from deplbench.results import Status, map_status
 if TYPE_CHECKING:  # OR-Tools and the SAA machinery are imported when the method runs
     from ortools.linear_solver import linear_solver_pb2
 
-    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SaaModel, SubsetData
 
-#: OR-Tools linear solver result, by its name in ``pywraplp.Solver`` -> Status (FEASIBLE / NOT_SOLVED: stopped at the limit).
+#: OR-Tools linear solver result, by its name in ``pywraplp.Solver`` -> Status (a code not listed
+#: is ``unknown``). OR-Tools' SCIP interface (``scip_interface.cc``) derives its result from SCIP's
+#: status; the entries that are not what their names say:
 STATUS_MAP = {
-    "OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.TIMEOUT, "INFEASIBLE": Status.INFEASIBLE,
-    "NOT_SOLVED": Status.TIMEOUT, "UNBOUNDED": Status.ERROR, "ABNORMAL": Status.ERROR,
+    # SCIP's optimal, and its gaplimit: stopped at the requested mip_gap, which OR-Tools calls
+    # OPTIMAL "to be consistent with the other solvers" (so do HiGHS and milp-scip-bc's map)
+    "OPTIMAL": Status.OPTIMAL,
+    # any other SCIP status with a solution: a limit (time, nodes, memory) or an interrupt stopped SCIP
+    # with an incumbent, so the selection's optimum is unproven: a stop, not a feasible claim
+    "FEASIBLE": Status.TIMEOUT,
+    # also SCIP's inforunbd: the SAA MILP's objective, a cost, is at least 0, so it is infeasible
+    "INFEASIBLE": Status.INFEASIBLE,
+    # SCIP's timelimit (or totalnodelimit) without a solution
+    "NOT_SOLVED": Status.TIMEOUT,
+    # cannot be true of the SAA MILP (its objective is at least 0): a solver failure
+    "UNBOUNDED": Status.ERROR,
+    # any other SCIP status without a solution (memlimit, an interrupt...) or a SCIP error
+    "ABNORMAL": Status.ERROR,
     "MODEL_INVALID": Status.ERROR,
 }
 
@@ -113,5 +131,5 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 solve_scip = register_solver("milp-scip", kind="saa", params=SAA_PARAMS, test_params=SAA_TEST_PARAMS, outputs=SAA_OUTPUTS,
                              imports=(*SAA_IMPORTS, "ortools.linear_solver.pywraplp",
-                                      "ortools.linear_solver.linear_solver_pb2"), description=(
+                                      "ortools.linear_solver.linear_solver_pb2"), backend=solve_subset, description=(
     "SAA MILP matrices solved by OR-Tools' bundled SCIP"))(saa_method(solve_subset))

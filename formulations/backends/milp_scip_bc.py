@@ -38,13 +38,27 @@ from deplbench.registry import register_solver
 from deplbench.results import Status, map_status
 
 if TYPE_CHECKING:  # PySCIPOpt (backends.scip_lazy) and the SAA machinery are imported when the method runs
-    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SubsetData
 
-#: SCIP status -> Status (gaplimit: stopped at mip_gap, as the other backends call optimal)
-STATUS_MAP = {"optimal": Status.OPTIMAL, "gaplimit": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
-              "timelimit": Status.TIMEOUT, "userinterrupt": Status.TIMEOUT, "nodelimit": Status.TIMEOUT,
-              "memlimit": Status.MEMOUT, "unbounded": Status.ERROR, "inforunbd": Status.ERROR}
+#: SCIP status (PySCIPOpt's ``getStatus()``) -> Status (a status not listed is ``unknown``)
+STATUS_MAP = {
+    "optimal": Status.OPTIMAL,
+    # SCIP stopped at the requested relative gap (limits/gap = mip_gap): optimal at mip_gap, as the
+    # other backends report it (HiGHS's kOptimal, OR-Tools' OPTIMAL for SCIP's gaplimit)
+    "gaplimit": Status.OPTIMAL,
+    "infeasible": Status.INFEASIBLE,
+    "timelimit": Status.TIMEOUT,
+    # SCIP caught a Ctrl-C itself (misc/catchctrlc) and returned: stopped like a limit, the plan (if
+    # any) is the incumbent; the registry's ``interrupted`` is for a stop that reaches Python
+    "userinterrupt": Status.TIMEOUT,
+    # no node limit is set: a limit all the same (stopped, unproven)
+    "nodelimit": Status.TIMEOUT,
+    "memlimit": Status.MEMOUT,
+    # the SAA MILP's objective, a cost, is at least 0: neither is a true answer, so a failure
+    # (and inforunbd proves no infeasibility)
+    "unbounded": Status.ERROR, "inforunbd": Status.ERROR,
+}
 
 
 def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
@@ -104,6 +118,7 @@ solve_scip_bc = register_solver("milp-scip-bc", kind="saa", params=SAA_PARAMS,
                                 test_params={**SAA_TEST_PARAMS, "time_limit": 120.0, "start": False},
                                 outputs={**SAA_OUTPUTS, "cuts_added": "rows added by the constraint handler",
                                          "lazy_rows": "scenario rows added lazily"},
-                                imports=(*SAA_IMPORTS, "deplbench.formulations.backends.scip_lazy"), description=(
+                                imports=(*SAA_IMPORTS, "deplbench.formulations.backends.scip_lazy"),
+                                backend=solve_subset, description=(
     "SAA by SCIP (PySCIPOpt) branch-and-cut: scenario rows and mixing cuts added lazily"))(
     saa_method(solve_subset))

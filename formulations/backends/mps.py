@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from deplbench.errors import InputError
+from deplbench.formulations.backends import solfile
 from deplbench.formulations.backends.solfile import dual_bound, read_solution
 from deplbench.formulations.saa.method import SAA_IMPORTS, SAA_PARAMS
 from deplbench.params import Param
@@ -37,9 +38,12 @@ from deplbench.registry import register_solver
 from deplbench.results import Status
 
 if TYPE_CHECKING:  # the SAA machinery is imported when the method runs
-    from deplbench.formulations.saa.common import SubResult
+    from deplbench.formulations.saa.contract import SubResult
     from deplbench.formulations.saa.model import SaaModel, SubsetData
 
+#: the solution files' status words -> Status: the map of the file reader (:mod:`.solfile`, whose
+#: surprising entries are explained there), read as every backend's ``STATUS_MAP``
+STATUS_MAP = solfile.STATUS_MAP
 #: shipped command templates
 PRESETS: dict[str, str] = {
     "cbc": "{cbc} {mps} sec {time_limit} threads {threads} ratio {mip_gap} solve solu {sol}",
@@ -47,13 +51,15 @@ PRESETS: dict[str, str] = {
     "scip": ("{python} -m deplbench.formulations.backends.scip_file {mps} {sol} --time-limit {time_limit} "
              "--gap {mip_gap} --threads {threads} --seed {seed}"),
 }
+#: the preset of the method's ``preset`` parameter, and of :func:`solve_subset` without ``tokens``
+DEFAULT_PRESET = "highs"
 PLACEHOLDERS = ("mps", "sol", "time_limit", "mip_gap", "threads", "seed", "options", "cbc", "highs", "python")
 #: seconds past the time limit before the command's process group is killed
 GRACE_S = 5.0
 #: feasibility tolerance asked of HiGHS (as milp-highs-direct does)
 
 MPS_PARAMS = (
-    Param("preset", str, "highs", "shipped command template", choices=tuple(PRESETS)),
+    Param("preset", str, DEFAULT_PRESET, "shipped command template", choices=tuple(PRESETS)),
     Param("command", str, None, "own command template with {mps} and {sol} (overrides preset)"),
     *(p for p in SAA_PARAMS if p.name != "start"),  # an MPS file carries no MIP start
 )
@@ -205,13 +211,20 @@ def _options(path: Path, *, time_limit: float, mip_gap: float, threads: int, see
                     f"mip_feasibility_tolerance = {FEAS_TOL}\n")
 
 
-def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margin: float, time_limit: float,
-                 mip_gap: float, threads: int, seed: int) -> SubResult:
-    """Write one selection's MILP, run the command on it and map its solution back."""
+def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limit: float,
+                 mip_gap: float, threads: int, seed: int, start: bool = False,
+                 tokens: list[str] | None = None) -> SubResult:
+    """Write one selection's MILP, run the command on it and map its solution back.
+
+    ``start`` is unused (an MPS file carries no MIP start); ``tokens``: the command template as
+    :func:`check_template` splits it (None: the :data:`DEFAULT_PRESET`'s), bound by the method.
+    """
     from deplbench.formulations.saa.common import SubResult
     from deplbench.formulations.saa.io import write_model
     from deplbench.formulations.saa.model import build
 
+    if tokens is None:
+        tokens = check_template(PRESETS[DEFAULT_PRESET])
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, names=True)
     with tempfile.TemporaryDirectory(prefix="deplbench-mps-") as tmp:
@@ -266,6 +279,7 @@ def solve_subset(data: SubsetData, *, tokens: list[str], formulation: str, margi
 @register_solver("mps", kind="saa", params=MPS_PARAMS,
                  test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
                  imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox"),  # the CBC and HiGHS binaries' paths
+                 backend=solve_subset,
                  description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
 def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,
               time_limit: float, seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",

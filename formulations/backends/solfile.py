@@ -25,12 +25,18 @@ from pathlib import Path
 from deplbench.errors import InputError
 from deplbench.results import Status
 
-#: status words of the three formats -> Status (lower case, matched as prefixes); unknown otherwise
+#: status words of the three formats -> Status (lower case, matched as prefixes, longest first);
+#: unknown otherwise (``mps`` then calls a run with a plan ``feasible``)
 STATUS_MAP: dict[str, Status] = {
+    # also CBC's "optimal (within gap tolerance)": stopped at the requested ratio (mip_gap)
     "optimal": Status.OPTIMAL, "optimal solution found": Status.OPTIMAL,
+    # as a prefix also SCIP's "infeasible or unbounded" (scip_file): the SAA MILP's objective, a
+    # cost, is at least 0, so it is infeasible
     "infeasible": Status.INFEASIBLE, "integer infeasible": Status.INFEASIBLE,
     "problem proven infeasible": Status.INFEASIBLE,
     "time limit reached": Status.TIMEOUT, "stopped on time": Status.TIMEOUT,
+    # CBC's other stops (limits the presets do not set, a Ctrl-C): stopped with the optimum
+    # unproven, the written solution (if any) is the incumbent, as at the time limit
     "stopped on iterations": Status.TIMEOUT, "stopped on nodes": Status.TIMEOUT,
     "stopped on solutions": Status.TIMEOUT, "stopped on ctrl-c": Status.TIMEOUT,
     "memory limit reached": Status.MEMOUT,

@@ -1,6 +1,7 @@
 """What every SAA backend shares: dataset subsets, the subset loop, verification, the result.
 
-Each backend provides ``solve_subset(data, formulation, margin, time_limit) -> SubResult``;
+Each backend provides a subset solve (:class:`~deplbench.formulations.saa.contract.SolveSubset`,
+returning a :class:`~deplbench.formulations.saa.contract.SubResult`, both re-exported here);
 :func:`run_saa` samples the scenarios, loops over the dataset selections, verifies every
 decoded plan on the sample (retrying once with a safety margin on the target) and
 assembles one :class:`~deplbench.results.SolveResult`.
@@ -10,12 +11,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from deplbench.errors import InputError
+from deplbench.formulations.saa.contract import SolveSubset, SubResult
 from deplbench.incumbent import offer
 from deplbench.instances.evaluator.evaluate import plan_costs
 from deplbench.instances.plan import Plan
@@ -30,29 +30,6 @@ RETRY_MARGIN = 1e-7
 #: extra figures summed over the selections (the bounds take the least: the SAA optimum is a min)
 SUMMED = ("n_fixed", "mixing_rows", "strength_s")
 BOUNDS = ("bound_quantile", "bound_count")
-
-
-@dataclass
-class SubResult:
-    """Outcome of one dataset selection's MILP.
-
-    ``status``: ``optimal`` / ``infeasible`` (proven for the SAA of this selection),
-    ``feasible`` (a plan, optimality not proven for the SAA), ``timeout`` (limit hit,
-    ``plan`` is the incumbent or None), ``unknown`` (nothing proven, no plan),
-    ``error``.
-    """
-
-    status: Status
-    plan: Plan | None = None
-    objective: float | None = None
-    bound: float | None = None
-    nodes: int | None = None
-    build_s: float = 0.0
-    solve_s: float = 0.0
-    n_vars: int = 0
-    n_cons: int = 0
-    message: str = ""
-    extra: dict = field(default_factory=dict)  # backend figures, summed over selections
 
 
 def dataset_subsets(instance) -> list[tuple[str, ...]]:
@@ -89,8 +66,6 @@ def plan_cost(instance, plan: Plan) -> float:
     compute, transfer, _ = plan_costs(instance, plan)
     return compute + transfer
 
-
-SolveSubset = Callable[..., SubResult]
 
 
 def check_options(formulation: str, scenarios: int, cuts, bigm: str, fixing: str) -> str:

@@ -10,9 +10,13 @@ May import: ``deplbench.params``, ``deplbench.results``. Imported by: the backen
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from deplbench.params import Param
 from deplbench.results import SolveResult
+
+if TYPE_CHECKING:
+    from deplbench.formulations.saa.contract import BackendSolve, SubResult
 
 #: The parameters every SAA MILP backend declares (docs/formulations.md; defaults: the best
 #: rung of benchmarks/perf/saa_ladder.py).
@@ -54,13 +58,18 @@ SAA_OUTPUTS = {
 }
 
 
-def saa_method(solve_subset: Callable[..., object]) -> Callable[..., SolveResult]:
-    """The registered entry point of an SAA backend, given its ``solve_subset``."""
+def saa_method(solve_subset: BackendSolve) -> Callable[..., SolveResult]:
+    """The registered entry point of an SAA backend, given its ``solve_subset``.
+
+    The method binds the solver settings (``mip_gap``, ``threads``, ``seed``, ``start``) and hands
+    :func:`~deplbench.formulations.saa.common.run_saa` the resulting
+    :class:`~deplbench.formulations.saa.contract.SolveSubset`.
+    """
 
     def method(instance, *, scenarios: int, formulation: str, mip_gap: float, time_limit: float,
                seed: int, threads: int, cuts="mixing", bigm: str = "quantile", fixing: str = "on",
                start: bool = True, root_gap: bool = True) -> SolveResult:
-        def sub(data, **kw):
+        def sub(data, **kw) -> SubResult:  # a SolveSubset: run_saa passes formulation, margin, time_limit
             return solve_subset(data, mip_gap=mip_gap, threads=threads, seed=seed, start=start, **kw)
 
         from deplbench.formulations.saa.common import run_saa

@@ -120,6 +120,8 @@ class SolverSpec(_Spec):
     #: modules the method imports when it runs (its implementation's libraries): :func:`solve`
     #: imports them before its clock starts, so ``runtime_s`` holds no one-off import
     imports: tuple[str, ...] = ()
+    #: an SAA MILP backend's per-selection solve (``formulations.saa.contract.BackendSolve``), else None
+    backend: Callable[..., Any] | None = None
     what = "solver"
 
     def listing(self) -> list[str]:
@@ -146,7 +148,8 @@ def _first_doc_line(func) -> str:
 def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defaults: Mapping[str, Any] | None = None,
                     description: str = "", test_params: Mapping[str, Any] | None = None,
                     outputs: Mapping[str, str] | None = None, entry: str | None = None,
-                    refuses: Mapping[str, str] | None = None, imports: Sequence[str] = ()):
+                    refuses: Mapping[str, str] | None = None, imports: Sequence[str] = (),
+                    backend: Callable[..., Any] | None = None):
     """Register ``func(instance, **params) -> SolveResult`` under ``name``.
 
     A decorator; or, with ``entry="module:function"``, a declaration that registers at once and
@@ -169,16 +172,21 @@ def register_solver(name: str, *, kind: str, params: Sequence[Param] = (), defau
     imports : sequence of str, optional
         Modules the method imports when it runs; imported before its clock starts (a generated
         conformance check finds any it leaves out).
+    backend : callable, optional
+        An SAA MILP backend's ``solve_subset`` (``kind="saa"``): lists the method in
+        :func:`backend_names` and enrols it in the backend tests (docs/extending.md).
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}")
+    if backend is not None and kind != "saa":
+        raise ValueError("only an saa method has a backend")
 
     def deco(func=None):
         func = _func(func, entry)
         declared = declare(params, defaults, COMMON_PARAMS)
         _SOLVERS[name] = SolverSpec(name, func, declared, description or _first_doc_line(func),
                                     dict(test_params or {}), kind, dict(outputs or {}), dict(refuses or {}),
-                                    tuple(imports))
+                                    tuple(imports), backend)
         return func
 
     return deco() if entry is not None else deco
@@ -228,6 +236,11 @@ def solver_names(kind: str | None = None) -> list[str]:
     if kind is not None:
         names = [n for n in names if get_solver(n).kind == kind]
     return names
+
+
+def backend_names() -> list[str]:
+    """Names of the SAA MILP backends: the methods registered with a ``backend``."""
+    return [n for n in solver_names("saa") if get_solver(n).backend is not None]
 
 
 def family_names() -> list[str]:
