@@ -33,9 +33,7 @@ HEX_WORD = re.compile(r"\b[0-9a-f]{7,40}\b")
 LINK = re.compile(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)")
 #: offences in files rewritten on another branch, as (file, offence): fixed there, then
 #: remove them here (each is allowed only in its file)
-OWNED_ELSEWHERE = {
-    ("docs/ARCHITECTURE.md", "issue 26"),  # "The layout of issue 26 moved every module"
-}
+OWNED_ELSEWHERE: set[tuple[str, str]] = set()
 
 
 def offences(text):

@@ -10,9 +10,10 @@ import pytest
 from harness_configs import config, solver
 
 from deplbench.benchmarks.harness.config import load_config
+from deplbench.benchmarks.harness.parquet import read_parquet
 from deplbench.benchmarks.harness.rows import clopper_pearson_upper
 from deplbench.benchmarks.harness.runner import run_grid
-from deplbench.benchmarks.harness.store import Store, read_parquet
+from deplbench.benchmarks.harness.store import Store
 from deplbench.cli import main
 
 

@@ -216,6 +216,7 @@ class Store:
             from deplbench.errors import InputError
 
             raise InputError(f"format must be parquet or csv, not '{fmt}'", "--format")
+        from deplbench.benchmarks.harness.parquet import write_parquet
         from deplbench.files import atomic_path
 
         out_dir = Path(out) if out else self.root
@@ -224,30 +225,11 @@ class Store:
             p = out_dir / f"{table}.{fmt}"
             with atomic_path(p) as tmp:  # a full disk: one line naming the file, nothing partial
                 if fmt == "parquet":
-                    write_parquet(df, tmp)
+                    write_parquet(df, tmp)  # DuckDB's writer: no pyarrow
                 else:
                     df.to_csv(tmp, index=False)
             paths.append(p)
         return paths
-
-
-def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
-    """``df`` as one Parquet file, written by DuckDB (no pyarrow needed; any Parquet reader opens it)."""
-    con = duckdb.connect()  # in memory: the store itself is not touched
-    try:
-        con.register("frame", df)
-        con.execute("COPY frame TO ? (FORMAT PARQUET)", [str(path)])
-    finally:
-        con.close()
-
-
-def read_parquet(path: str | Path) -> pd.DataFrame:
-    """A Parquet file as a frame, read by DuckDB (the tests' and scripts' reader without pyarrow)."""
-    con = duckdb.connect()
-    try:
-        return con.execute("SELECT * FROM read_parquet(?)", [str(path)]).df()
-    finally:
-        con.close()
 
 
 def check_store(path: Path) -> None:

@@ -77,7 +77,7 @@ def to_cpsat(model: SaaModel, hint: np.ndarray | None = None,
              deadline: float = math.inf) -> tuple[cp_model.CpModel, list, bool]:
     """The scaled CP-SAT model, its variables (in column order) and whether the scaling is exact.
 
-    ``hint`` (a column vector of ``model``, e.g. :func:`saa_common.mip_start`) becomes a
+    ``hint`` (a column vector of ``model``, e.g. :func:`~deplbench.formulations.saa.common.mip_start`) becomes a
     complete solution hint; its ``v`` are recomputed on the *scaled* scenario rows (a plan at
     the target may round into a violation), so the hint is a solution of the scaled model
     whenever at most ``allowed`` of those rows are violated. Past ``deadline`` (checked every
