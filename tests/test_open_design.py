@@ -17,13 +17,8 @@ import pytest
 
 import deplbench as db
 from deplbench.benchmarks.harness.config import load_config
-from deplbench.benchmarks.harness.store import (
-    LEGACY_PARAM_COLUMNS,
-    RUN_COLUMNS,
-    SCHEMA,
-    Store,
-    read_parquet,
-)
+from deplbench.benchmarks.harness.parquet import read_parquet
+from deplbench.benchmarks.harness.store import LEGACY_PARAM_COLUMNS, RUN_COLUMNS, SCHEMA, Store
 from deplbench.benchmarks.report.sections import Section, register_section, unregister_section
 from deplbench.errors import InputError
 from deplbench.params import Param, variant_label
