@@ -334,14 +334,14 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     try:
-        if incumbent:  # a quarter of the limit, never more than what remains of it
+        if incumbent:  # INCUMBENT_SHARE of the limit, never more than what remains of it
             budget = min(float(time_limit) * INCUMBENT_SHARE, t0 + float(time_limit) - time.perf_counter())
             if budget > 0.05:
                 search._incumbent(budget)
-            # then the block scan (one- and two-run sequences), within another quarter
-            # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
-            BlockScan(search, min(time.perf_counter() + float(time_limit) * BLOCK_SCAN_SHARE, t0 + float(time_limit)),
-                      int(max_work) // SCAN_CALL_WORK).run()
+            # then the block scan (one- and two-run sequences), within BLOCK_SCAN_SHARE of it (with a
+            # work limit, at most max_work // SCAN_CALL_WORK decisions: deterministic, as the search)
+            scan_end = min(time.perf_counter() + float(time_limit) * BLOCK_SCAN_SHARE, t0 + float(time_limit))
+            BlockScan(search, scan_end, int(max_work) // SCAN_CALL_WORK).run()
     except (KeyboardInterrupt, SystemError) as exc:  # before the search: the incumbent so far and the root bound
         if not is_interrupt(exc):
             raise

@@ -52,7 +52,7 @@ class Rounded:
         key = (float(q), upper)
         out = self._quantiles.get(key)
         if out is None:
-            if len(self._quantiles) >= ROUNDED_QUANTILES:  # levels are few (the core's two); a bound all the same
+            if len(self._quantiles) >= ROUNDED_QUANTILES:  # levels are few (the core's two): a bound all the same
                 self._quantiles.clear()
             out = self._quantiles[key] = (self._isf if upper else self._ppf)(q)
         return out

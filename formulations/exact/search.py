@@ -100,9 +100,10 @@ class SequenceSearch:
     # ---- helpers -----------------------------------------------------------------------------
     def _tick(self) -> None:
         self.stats["nodes"] += 1
-        if self.max_work and self.stats["nodes"] % WORK_CHECK_EVERY == 0 and work_units("exact", self.stats) > self.max_work:
+        nodes = self.stats["nodes"]
+        if self.max_work and nodes % WORK_CHECK_EVERY == 0 and work_units("exact", self.stats) > self.max_work:
             raise WorkLimit
-        if self.stats["nodes"] % CLOCK_CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
+        if nodes % CLOCK_CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
             raise Timeout
 
     def _walk(self, last: int, need: int) -> bool:
