@@ -41,11 +41,14 @@ __all__ = ["Bounder"]
 class Bounder:
     """Relaxed losses and their refutation for one instance (all dataset selections).
 
+    The product bounds are a part of it, ``product`` (:class:`~.product.ProductBounds`), built
+    with the instance data they need and asked by :meth:`refuted` and :meth:`prefix_refuted`.
+
     Parameters
     ----------
     instance : Instance
     stats : dict
-        Counters updated in place (``brackets``, ``cantelli``).
+        Counters updated in place (``brackets``, ``cantelli``, ``product``).
     positions : bool
         Allow the position-aware bounds (Lemmas 8 and 9) when the models share a progress shape.
     """
