@@ -10,14 +10,15 @@ every count vector, and below the root of a sequence search only while it pays
 (``PRODUCT_TRIAL``, ``PRODUCT_RATE``; ``docs/exact.md``, "The placed product bound only while it
 pays").
 
-May import: numpy, :mod:`.knobs`, :mod:`.prefix`, :mod:`deplbench.instances`. Imported by: :mod:`.bounds`
-(a part of ``Bounder``, built with the instance data it needs).
+May import: numpy, :mod:`.knobs`, :mod:`.prefix` (:mod:`.placed` for types), :mod:`deplbench.instances`.
+Imported by: :mod:`.bounds` (a part of ``Bounder``, built with the instance data it needs).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,10 +27,12 @@ from deplbench.formulations.exact.prefix import Prefix
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.laws.distributions import Dist
 
+if TYPE_CHECKING:
+    from deplbench.formulations.exact.placed import PlacedSums
+
 
 class ProductBounds:
-    """The product bounds of one instance, a part of its
-    :class:`~deplbench.formulations.exact.bounds.Bounder` (which builds it and asks it).
+    """The product bounds of one :class:`~deplbench.formulations.exact.bounds.Bounder` (built and asked by it).
 
     Parameters
     ----------
@@ -59,7 +62,7 @@ class ProductBounds:
     """
 
     def __init__(self, *, noise: list[Dist], omega: float, target: float, margin: float, l0: float, low: float,
-                 valid: bool, per_run: bool, shape: np.ndarray | None, placed_sum,
+                 valid: bool, per_run: bool, shape: np.ndarray | None, placed_sum: PlacedSums | None,
                  penalty_laws: Callable[[Prefix], list[Dist]], quantile_at: Callable[[Dist, float, bool], float],
                  stats: dict):
         self.noise, self.M, self.omega = noise, len(noise), omega
