@@ -164,7 +164,7 @@ def test_relaxations_bound_every_completion(mode):
                 p = _prefix(b, prefix, n)
                 terms = b.prefix_terms(g, p)
                 lo = quantile_bracket(terms, omega, 1e-3 * l0).lo
-                prod = b._product_bound(terms)
+                prod = b.product.relaxation_bound(terms)
                 placed = b._placed_cantelli(g, p) if b.shape is not None and any(p.r) else -math.inf
                 stronger += placed > terms.mean - math.sqrt(terms.var) * b.cantelli  # than the relaxation's
                 for s in oracle.sequences(prefix, n):
@@ -355,7 +355,7 @@ def test_component_offsets_bound_every_completion(mode):
                     used += b.walks.offsets(p.r) is not None
                     lo = quantile_bracket(b.prefix_terms(g, p), omega, 1e-3 * l0).lo
                     placed = b._placed_cantelli(g, p) if any(p.r) else -math.inf
-                    prod = b._placed_bound(g, p) if any(p.r) and mode == "per_run" else -math.inf
+                    prod = b.product.placed_bound(g, p) if any(p.r) and mode == "per_run" else -math.inf
                     x = b.nmean * b.shape
                     for s in oracle.sequences(prefix, n):
                         exact = loss_terms(inst, [inst.model_ids[m] for m in s], g)

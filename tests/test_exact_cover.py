@@ -13,15 +13,8 @@ from test_exact import Oracle, _audit, small
 from deplbench.formulations.exact import exact as exact_mod
 from deplbench.formulations.exact import region as exact_region
 from deplbench.formulations.exact.bounds import Bounder
-from deplbench.formulations.exact.cover import (
-    COVER_AFTER,
-    EPS,
-    LATE,
-    Cover,
-    SupportCovers,
-    entry_laws,
-    tangents,
-)
+from deplbench.formulations.exact.cover import Cover, SupportCovers, entry_laws, tangents
+from deplbench.formulations.exact.knobs import COVER_AFTER, COVER_LATE_SIZE, COVER_MARGIN
 from deplbench.formulations.exact.lifted import Rounded, lifted
 from deplbench.formulations.exact.work import WORK_MODEL
 from deplbench.instances.evaluator.loss import LossTerms
@@ -151,7 +144,7 @@ def test_cover_is_tighter_than_its_cells_start():
     alpha = tangents(b, (0, 1, 2))[0]
     coarse = Cover(b, (0, 1, 2))
     first = min(coarse._rho(cell) * coarse._min_dot(cell, alpha) for cell in coarse._starts())
-    assert coarse.bound(alpha, EPS[3]) > first * 1.005
+    assert coarse.bound(alpha, COVER_MARGIN[3]) > first * 1.005
 
 
 def test_a_tangent_at_a_direction_raises_the_scale_there():
@@ -248,7 +241,7 @@ def test_supports_of_six_models_are_covered():
     reg = bb.regions[0]
     for s in range(2, 7):
         U = tuple(range(s))
-        assert not reg._wants_cover(U, -math.inf) or s < LATE  # large supports wait for the gate
+        assert not reg._wants_cover(U, -math.inf) or s < COVER_LATE_SIZE  # large supports wait for the gate
     bb.bounder.stats["count_vectors"] = COVER_AFTER
     assert all(reg._wants_cover(tuple(range(s)), -math.inf) for s in range(2, 7))
     assert not reg._wants_cover(tuple(range(6)), math.inf)  # a support already above the cap needs none

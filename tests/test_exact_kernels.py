@@ -140,7 +140,7 @@ def _dominated_ref(cs: list, ns: list, c: np.ndarray, n: np.ndarray) -> bool:
 def _fill_and_ask(monkeypatch, M: int, P: int, cap: int, adds: int, seed: int):
     """A store with a small recent part (many rebuilds of its tree), asked after every third label
     on both sides of it; yields (answer, the plain statement's over the labels it must keep)."""
-    monkeypatch.setattr(labels, "RECENT", 128)
+    monkeypatch.setattr(labels, "LABEL_RECENT", 128)
     rng = np.random.default_rng(seed)
     store = LabelStore(M, P, cap=cap)
     cs, ns, built = [], [], 0
@@ -186,7 +186,7 @@ def test_label_store_tree_boxes_hold_their_slots():
         assert np.array_equal(t.bc[v], t.c[:, lo:hi].max(axis=1))
         assert np.array_equal(t.bn[v], t.n[:, lo:hi].min(axis=1))
         if left < 0:
-            assert right < 0 and hi - lo <= labels.LEAF
+            assert right < 0 and hi - lo <= labels.LABEL_LEAF
         else:
             assert (t.nodes[left, 0], t.nodes[right, 1]) == (lo, hi) and t.nodes[left, 1] == t.nodes[right, 0]
 

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.knobs import PRODUCT_SKEW
 from deplbench.formulations.exact.prefix import Prefix
-from deplbench.formulations.exact.product import SKEW
+from deplbench.formulations.exact.product import ProductBounds
 from deplbench.numeric import dot
 from deplbench.registry import generate
 
@@ -30,7 +31,7 @@ def _direct_sum(b: Bounder, p: Prefix, x: np.ndarray, with_prefix: bool = True) 
 
 
 def _direct_product(b: Bounder, g: float, p: Prefix) -> float:
-    """``Bounder._placed_bound`` as written before its levels were remembered (772f762)."""
+    """``ProductBounds.placed_bound`` as written before its levels were remembered (772f762)."""
     pens = b._penalty_laws(p)
     used = [m for m in range(b.M) if p.s[m] > 0 or p.r[m] > 0]
     tail = (1 - b.omega) * (1 + 1e-9)
@@ -39,7 +40,7 @@ def _direct_product(b: Bounder, g: float, p: Prefix) -> float:
     best = -math.inf
     for dom in used:
         others = len(used) - 1 + len(rand)
-        for rho in SKEW if others else (1.0,):
+        for rho in PRODUCT_SKEW if others else (1.0,):
             lead = tail / rho
             if lead >= 1.0:
                 continue
@@ -85,7 +86,7 @@ def test_placed_sums_and_product_bound_keep_their_bits(seed):
         for x in xs:
             for with_prefix in (True, False):
                 assert b._placed_sum(p, x, with_prefix) == _direct_sum(b, p, x, with_prefix)
-        got, want = b._placed_bound(0.9, p), _direct_product(b, 0.9, p)
+        got, want = b.product.placed_bound(0.9, p), _direct_product(b, 0.9, p)
         assert got == want, (p, got, want)
         checked += 1
     assert checked > 200
@@ -100,13 +101,13 @@ def test_the_placed_product_bound_below_the_root_is_asked_only_while_it_pays(mon
     from deplbench.registry import solve
 
     asked: list[int] = []
-    real = Bounder._placed_bound
+    real = ProductBounds.placed_bound
 
     def spy(self, g, p):
         asked.append(p.last)
         return real(self, g, p)
 
-    monkeypatch.setattr(Bounder, "_placed_bound", spy)
+    monkeypatch.setattr(ProductBounds, "placed_bound", spy)
     inst = generate("random", {"noise_mode": "per_run"}, 1)
     monkeypatch.setattr(product, "PRODUCT_TRIAL", 10)
     res = solve("exact", inst, {"time_limit": 120})

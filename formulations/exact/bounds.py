@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from deplbench.formulations.exact.knobs import COARSE_RTOL, ENTRY_COLUMNS, MARGIN_RTOL
 from deplbench.formulations.exact.labels import LabelStore
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.placed import PlacedSums
@@ -36,19 +37,18 @@ from deplbench.instances.laws.noise import model_noise
 
 __all__ = ["Bounder"]
 
-COARSE_RTOL = 2e-2  # width of the screening bracket, relative to loss.initial
-MARGIN_RTOL = 1e-9  # refutations need lo > target + MARGIN_RTOL * l0 (float coefficients)
-ENTRY_COLUMNS = 32  # label-store columns for distinct entry laws (labels with more are not stored)
 
-
-class Bounder(ProductBounds):
+class Bounder:
     """Relaxed losses and their refutation for one instance (all dataset selections).
+
+    The product bounds are a part of it, ``product`` (:class:`~.product.ProductBounds`), built
+    with the instance data they need and asked by :meth:`refuted` and :meth:`prefix_refuted`.
 
     Parameters
     ----------
     instance : Instance
     stats : dict
-        Counters updated in place (``brackets``, ``cantelli``).
+        Counters updated in place (``brackets``, ``cantelli``, ``product``).
     positions : bool
         Allow the position-aware bounds (Lemmas 8 and 9) when the models share a progress shape.
     """
@@ -69,8 +69,7 @@ class Bounder(ProductBounds):
         # refuted per_run relaxations (coefficients, switch counts, offset): dominance store
         self.store = LabelStore(self.M, len(instance.switches) + 1 + ENTRY_COLUMNS) if self.per_run else None
         self._law_col: dict[int, int] = {}  # entry law (by id) -> its label-store column
-        self._product_asks = self._product_hits = 0  # the placed product bound on non-empty prefixes
-        self._qcache: dict[tuple[int, int], float] = {}
+        self._qcache: dict[tuple[int, float, bool], float] = {}  # quantile_at's memo
         self.covers: dict[tuple[int, ...], object] = {}  # support -> its exact_cover.SupportCovers (at g = 1)
         self.rounded: dict[int, object] = {}  # model -> its noise law's grid table (exact_lifted.Rounded)
         k = np.arange(1, K + 2, dtype=float)
@@ -102,6 +101,21 @@ class Bounder(ProductBounds):
         same = all(q.B == pr[0].B and q.p == pr[0].p and q.A >= 0 for q in pr)
         self.shape = np.array([q.A for q in pr], dtype=float) if same and self.valid and positions else None
         self._placed_sum = PlacedSums(self.shape, self.cum, self.walks) if self.shape is not None else None
+        self.product = ProductBounds(noise=self.noise, omega=self.omega, target=self.target, margin=self.margin,
+                                     l0=self.l0, low=self.low, valid=self.valid, per_run=self.per_run,
+                                     shape=self.shape, placed_sum=self._placed_sum, penalty_laws=self._penalty_laws,
+                                     quantile_at=self.quantile_at, stats=stats)
+
+    def quantile_at(self, d: Dist, level: float, upper: bool) -> float:
+        """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
+        if d.is_constant:
+            return d.value
+        key = (id(d), level, upper)
+        q = self._qcache.get(key)
+        if q is None:
+            q = float(d.ppf(level)) * (1 + 1e-12) if upper else float(d.ppf(1.0 - level)) * (1 - 1e-12)
+            self._qcache[key] = q
+        return q
 
     # ---- relaxed losses ----------------------------------------------------------------------
     def root(self, counts) -> Prefix:
@@ -211,7 +225,7 @@ class Bounder(ProductBounds):
     def prefix_refuted(self, g: float, p: Prefix, bracket: bool = True) -> bool:
         """Refute every completion of ``p``: dominance by a stored refutation (per_run), the placed
         bounds (:meth:`placed_refuted`), else the relaxation's tests (:meth:`refuted`), and for the
-        empty prefix (a count vector) the placed product bound (:meth:`_placed_product`)."""
+        empty prefix (a count vector) the placed product bound (:meth:`.ProductBounds.refutes`)."""
         if self.store is None or self.low < 0:
             # per_epoch (no label store): the placed Cantelli bound first (Lemma 11), which places the
             # remaining epochs by Lemma 8, where the relaxation gives each model the earliest positions
@@ -244,8 +258,8 @@ class Bounder(ProductBounds):
                 self.store.add(c, cnt)
             return True
         if p.last < 0:
-            return self._placed_product(g, p)
-        return self._product_pays() and self._deep_product(g, p)
+            return self.product.refutes(g, p)
+        return self.product.refutes_below_root(g, p)
 
     def placed_refuted(self, g: float, p: Prefix) -> bool:
         """The placed cover and Cantelli bounds (docs/exact-proofs.md, Lemmas 11 and 12) prove every
@@ -307,7 +321,7 @@ class Bounder(ProductBounds):
             return True  # Cantelli: P(l <= mean - t) <= var / (var + t^2) < omega
         if not terms.dists:
             return terms.offset > self.target + self.margin
-        if self._product_bound(terms) > self.target + self.margin:
+        if self.product.relaxation_bound(terms) > self.target + self.margin:
             self.stats["product"] += 1
             return True
         if not bracket or mean + sd * self.upper < self.target:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
+from deplbench.formulations.exact.knobs import COARSE_RTOL, MAX_DATASETS
 from deplbench.formulations.exact.methods import DEFAULT_MAX_SEQUENCES, proof_result
 from deplbench.formulations.exact.pauses import no_full_collections
 from deplbench.formulations.exact.work import work_units
@@ -55,10 +56,6 @@ from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
-
-MAX_DATASETS = 12
-COARSE_RTOL = 2e-2  # coarse bracket used only to reject (lo > target)
-
 
 
 @dataclass

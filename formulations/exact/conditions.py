@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deplbench.formulations.exact.bounds import Bounder
-from deplbench.formulations.exact.product import SKEW
+from deplbench.formulations.exact.knobs import PRODUCT_SKEW
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.evaluator.quantile import quantile_bracket
 
@@ -109,7 +109,7 @@ def _thresholds(b: Bounder, p: float, s: int) -> list[tuple[int, np.ndarray]]:
     if beta < 1.0:
         out.append((-1, _quantiles(b, np.full(b.M, beta))))
     if s >= 2:
-        for rho in SKEW:
+        for rho in PRODUCT_SKEW:
             if p / rho >= 1.0:
                 continue
             other = max(rho ** (1.0 / (s - 1)), beta)
@@ -216,7 +216,7 @@ def _joint(b: Bounder, s: int) -> list[tuple[int, np.ndarray, float]]:
     """
     tail = (1 - b.omega) * (1 + 1e-9)
     out = []
-    for rho in SKEW:
+    for rho in PRODUCT_SKEW:
         lead = tail / rho
         level = rho ** (1.0 / (2 * s - 2))
         if lead >= 1.0 or level >= 1.0 or level ** (2 * s - 1) <= tail:

@@ -11,7 +11,7 @@ by cells. On a cell, ``v . X`` is bounded pointwise by a sum of independent *lif
 to a grid); a certified bracket of ``l0 - t (lifted sum) + E_1 + ... + E_{s-1}`` above the target
 refutes every ``C = t' v`` of the cell with ``t' <= t`` (the loss quantile is non-increasing in
 each ``C_m`` since ``X >= 0``). The ``E_j`` lie below the entries every such sequence makes
-(:func:`entry_laws`); the other penalties are ``>= 0``. ``R`` aims at ``1 - EPS[s]`` times an
+(:func:`entry_laws`); the other penalties are ``>= 0``. ``R`` aims at ``1 - COVER_MARGIN[s]`` times an
 estimate; a cell that fails is split, one that fails at the finest level lowers ``R``.
 :class:`SupportCovers` keeps a support's conditions and adds tangents at the directions where the
 search needs them (any weights give a valid condition).
@@ -29,7 +29,17 @@ from statistics import NormalDist
 
 import numpy as np
 
-from deplbench.formulations.exact.bounds import MARGIN_RTOL, Bounder
+from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.knobs import (
+    COVER_MARGIN,
+    COVER_MAX_CELLS,
+    COVER_MAX_LEVEL,
+    COVER_START_CELLS,
+    COVER_WIDTH_RTOL,
+    LIFT_PIVOT,
+    MARGIN_RTOL,
+    TANGENT_MARGIN,
+)
 from deplbench.formulations.exact.laws import min_law
 from deplbench.formulations.exact.lifted import Rounded, lifted
 from deplbench.formulations.exact.search import check_limits
@@ -38,16 +48,6 @@ from deplbench.instances.evaluator.quantile import quantile_bracket
 from deplbench.instances.laws.distributions import Dist
 from deplbench.numeric import dot
 
-EPS = {2: 0.02, 3: 0.02, 4: 0.03, 5: 0.04, 6: 0.05}  # aim at R this far below its estimate, by support size
-ADDED_EPS = {2: 0.02, 3: 0.03, 4: 0.05, 5: 0.06, 6: 0.07}  # the same for the tangents added during a search
-PIVOT = 0.9  # the lifting pivot c, as a fraction of the mean of the cell centre's sum
-WIDTH_RTOL = 3e-3  # bracket width, relative to loss.initial
-START = {2: 8, 3: 4, 4: 2, 5: 2, 6: 2}  # cells per axis at the start, by support size
-MAX_CELLS = {2: 64, 3: 300, 4: 600, 5: 300, 6: 150}  # budget: 2^(s-1) times this many halvings, by support size
-MAX_LEVEL = 4  # each coordinate's width halved at most this many times (finest: 2^-4 of the start)
-MIN_SIZE, MAX_SIZE = 2, 6  # supports with covers (seven models and more: none, docs/exact-proofs.md)
-LATE = 4  # supports of at least LATE models get covers only after COVER_AFTER count vectors
-COVER_AFTER = 5000  # (deterministic: short searches never pay for them)
 Cell = tuple[tuple[int, ...], tuple[int, ...]]  # (levels, indices) of the first s - 1 coordinates
 
 
@@ -62,7 +62,7 @@ class Cover:
     bounder : Bounder
         Supplies the noise laws, entry laws, target and quantile level (``valid``, ``low >= 0``).
     U : tuple of int
-        The support (``2 <= len(U) <= MAX_SIZE``).
+        The support (``2 <= len(U) <= COVER_MAX_SIZE``).
     deadline : float, optional
         ``time.perf_counter()`` value past which :class:`Timeout` is raised.
     max_work : int, optional
@@ -76,7 +76,7 @@ class Cover:
         self.deadline = deadline
         self.max_work = max_work
         self.entries = entry_laws(bounder, U) if bounder.pmin is not None else []
-        self.k0 = START[self.s]
+        self.k0 = COVER_START_CELLS[self.s]
         for m in self.U:  # one table per noise law, kept by the bounder for every cover
             if m not in bounder.rounded:
                 bounder.rounded[m] = Rounded(bounder.noise[m])
@@ -101,7 +101,7 @@ class Cover:
         coefs += [1.0] * len(self.entries)
         keep = [(d, x) for d, x in zip(dists, coefs, strict=True) if x != 0.0]
         terms = LossTerms(b.l0 - t * shift, tuple(d for d, _ in keep), tuple(x for _, x in keep))
-        return quantile_bracket(terms, b.omega, WIDTH_RTOL * b.l0).lo
+        return quantile_bracket(terms, b.omega, COVER_WIDTH_RTOL * b.l0).lo
 
     def scale(self, cell, guess: float = 0.0) -> float:
         """The largest checked scale ``t`` such that the relaxed loss at ``C = t v`` is certified
@@ -137,7 +137,7 @@ class Cover:
             t2 = min(max(t1 + (goal - q1) * (t1 - t0) / (q1 - q0), 0.5 * t1), 2.0 * t1)
             t0, q0, t1 = t1, q1, t2
             q1 = probe(t1)
-            if abs(q1 - goal) < 2 * WIDTH_RTOL * b.l0:
+            if abs(q1 - goal) < 2 * COVER_WIDTH_RTOL * b.l0:
                 break
         t = t1 * (1 - 2e-3)
         for _ in range(4):
@@ -169,7 +169,7 @@ class Cover:
         ``<= sum_B (v_cm + e_m) (X_m - c)^+ + sum_{not B} (v_cm X_m + e_m |X_m - c|) + c k``."""
         vc, e = self._centre(cell)
         mu = self.b.nmean[list(self.U)]
-        c = PIVOT * dot(vc, mu) / max(float(vc.sum()), 1e-12)
+        c = LIFT_PIVOT * dot(vc, mu) / max(float(vc.sum()), 1e-12)
         laws = [lifted(self.rounded[m], float(a), float(h), c) for m, a, h in zip(self.U, vc, e, strict=True)]
         small = vc <= e  # bounded by (v_c + e) (X - c)^+, outside the centre's sum
         return laws, c * (1.0 - float(vc[~small].sum())), vc
@@ -197,10 +197,10 @@ class Cover:
 
     def _children(self, cell):
         """The two halves of the cell along the coordinate whose lifting costs most (the largest
-        width times the model's noise deviation, below ``MAX_LEVEL``), those inside the simplex."""
+        width times the model's noise deviation, below ``COVER_MAX_LEVEL``), those inside the simplex."""
         levels, idx = cell
         _, step = self._box(cell)
-        cost = np.where(np.array(levels) < MAX_LEVEL, step * self.sd[:-1], -1.0)
+        cost = np.where(np.array(levels) < COVER_MAX_LEVEL, step * self.sd[:-1], -1.0)
         j = int(np.argmax(cost))
         for b in (0, 1):
             kid = (levels[:j] + (levels[j] + 1,) + levels[j + 1:], idx[:j] + (2 * idx[j] + b,) + idx[j + 1:])
@@ -254,19 +254,19 @@ class Cover:
                 self.centres.append((vc, self.scale_of(plain, 0.0, vc, weights=vc)))
         return min(rho * dot(alpha, vc) for vc, rho in self.centres)
 
-    def bound(self, alpha: np.ndarray, eps: float) -> float:
+    def bound(self, alpha: np.ndarray, margin: float) -> float:
         """A certified ``R(alpha)`` (``alpha`` on ``U``, non-negative).
 
-        Aim at ``goal = (1 - eps) estimate``: a cell is certified when its lifted loss at scale
+        Aim at ``goal = (1 - margin) estimate``: a cell is certified when its lifted loss at scale
         ``goal / min_cell alpha . v`` lies above the target (then every ``C = t v`` of the cell with
         ``alpha . C <= goal`` is refuted), else it is split; a cell that fails at the finest level
         (or past the budget) lowers ``goal`` to its own certified value ``rho min_cell alpha . v``
         (cells certified at a higher goal stay certified). ``R`` is the final goal.
         """
         alpha = np.asarray(alpha, dtype=float)
-        goal = (1 - eps) * self.estimate(alpha)
+        goal = (1 - margin) * self.estimate(alpha)
         todo = self._starts()
-        budget = MAX_CELLS[self.s] * 2 ** (self.s - 1)  # binary splits
+        budget = COVER_MAX_CELLS[self.s] * 2 ** (self.s - 1)  # binary splits
         while todo:
             cell = todo.pop()
             dot = self._min_dot(cell, alpha)
@@ -275,7 +275,7 @@ class Cover:
             if self._certified(cell, goal / dot):
                 continue
             budget -= 1
-            if min(cell[0]) < MAX_LEVEL and budget > 0:
+            if min(cell[0]) < COVER_MAX_LEVEL and budget > 0:
                 todo.extend(self._children(cell))
             else:  # the cells certified so far hold for any lower goal
                 goal = min(goal, self._rho(cell) * dot)
@@ -341,16 +341,16 @@ class SupportCovers:
         self._keyed: dict[tuple[float, int], list[tuple[bytes, np.ndarray, float]]] = {}
         self.dirs: list[np.ndarray] = []
         for v in first_directions(bounder, U):
-            self.add(v, EPS[len(U)])
+            self.add(v, COVER_MARGIN[len(U)])
         self.first = len(self.made)  # the first tangents (those added later: stats["cover_tangents"])
 
-    def add(self, v: np.ndarray, eps: float | None = None) -> None:
+    def add(self, v: np.ndarray, margin: float | None = None) -> None:
         """Certify the tangent at direction ``v`` (on ``U``, summing to 1) and keep it, aiming at
-        ``1 - eps`` times its estimate (default ``ADDED_EPS[s]``)."""
+        ``1 - margin`` times its estimate (default ``TANGENT_MARGIN[s]``)."""
         alpha = tangent(self.b, self.U, v)
         w = np.zeros(self.b.M)
         w[list(self.U)] = alpha
-        self.made.append((w, self.cover.bound(alpha, ADDED_EPS[len(self.U)] if eps is None else eps)))
+        self.made.append((w, self.cover.bound(alpha, TANGENT_MARGIN[len(self.U)] if margin is None else margin)))
         self.dirs.append(np.asarray(v, dtype=float))
 
     def needs(self, g: float, start: int = 0) -> list[tuple[np.ndarray, float]]:

@@ -40,6 +40,13 @@ import numpy as np
 from deplbench.formulations.allocation import Allocation, Allocator, cluster_sets
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.incumbent import BlockScan
+from deplbench.formulations.exact.knobs import (
+    BLOCK_SCAN_SHARE,
+    INCUMBENT_SHARE,
+    MAX_DATASETS,
+    MAX_SCREENS,
+    SCAN_CALL_WORK,
+)
 from deplbench.formulations.exact.methods import DEFAULT_MAX_NODES, proof_result
 from deplbench.formulations.exact.pauses import no_full_collections
 from deplbench.formulations.exact.region import RegionBound
@@ -57,8 +64,6 @@ from deplbench.instances.plan import Plan
 from deplbench.instances.semantics import data_effect, nonempty_subsets, options
 from deplbench.results import SolveResult, Status
 
-MAX_DATASETS = 12
-MAX_SCREENS = 1_000_000  # remembered count-level screens (cleared beyond it: memory bound)
 STAT_KEYS = ("nodes", "count_vectors", "pruned_bound", "pruned_dominance", "pruned_quantile", "pruned_walk",
              "brackets", "cantelli", "product", "sequences", "certified", "allocations", "milp_allocations",
              "pruned_region", "cover_brackets", "cover_tangents", "cover_prefixes", "supports", "support_cells")
@@ -329,14 +334,14 @@ def solve_exact(instance, *, max_nodes: int = DEFAULT_MAX_NODES, max_work: int =
     except Refused as exc:
         return SolveResult(Status.ERROR, message=f"refused: {exc}")
     try:
-        if incumbent:  # a quarter of the limit, never more than what remains of it
-            budget = min(float(time_limit) / 4, t0 + float(time_limit) - time.perf_counter())
+        if incumbent:  # INCUMBENT_SHARE of the limit, never more than what remains of it
+            budget = min(float(time_limit) * INCUMBENT_SHARE, t0 + float(time_limit) - time.perf_counter())
             if budget > 0.05:
                 search._incumbent(budget)
-            # then the block scan (one- and two-run sequences), within another quarter
-            # (with a work limit, at most max_work / 100 decisions: deterministic, as the search)
-            BlockScan(search, min(time.perf_counter() + float(time_limit) / 4, t0 + float(time_limit)),
-                      int(max_work) // 100).run()
+            # then the block scan (one- and two-run sequences), within BLOCK_SCAN_SHARE of it (with a
+            # work limit, at most max_work // SCAN_CALL_WORK decisions: deterministic, as the search)
+            scan_end = min(time.perf_counter() + float(time_limit) * BLOCK_SCAN_SHARE, t0 + float(time_limit))
+            BlockScan(search, scan_end, int(max_work) // SCAN_CALL_WORK).run()
     except (KeyboardInterrupt, SystemError) as exc:  # before the search: the incumbent so far and the root bound
         if not is_interrupt(exc):
             raise

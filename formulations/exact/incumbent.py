@@ -18,12 +18,11 @@ import time
 
 import numpy as np
 
+from deplbench.formulations.exact.knobs import SPLIT_STEP
 from deplbench.incumbent import offer
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL, certify
 from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
-
-SPLIT_STEP = 4  # the first run's length in two-block scans: every SPLIT_STEP epochs
 
 
 class BlockScan:

@@ -6,10 +6,10 @@ its quantile is proven above the target; one with coefficients ``c' <= c`` and s
 almost every prefix, whether some stored label has ``c >= c_query`` and ``n <= n_query``: a
 dominance (orthant) query. The labels live in two parts:
 
-* the *recent* ones (at most ``RECENT``), in blocks of ``LEAF`` with each block's bounding box
+* the *recent* ones (at most ``LABEL_RECENT``), in blocks of ``LABEL_LEAF`` with each block's bounding box
   (the largest ``c``, the least ``n`` of its entries), scanned newest first;
 * the others in a k-d tree over ``c`` (median splits on the coordinate of widest spread,
-  leaves of at most ``LEAF``), every node with its box. It is rebuilt with the recent labels
+  leaves of at most ``LABEL_LEAF``), every node with its box. It is rebuilt with the recent labels
   each time they fill up.
 
 A query skips every block and subtree whose box fails the test, so its answer is the plain
@@ -19,7 +19,7 @@ takes two thirds more brackets, 179k against 107k), and a plain scan of them all
 the search's time. At most ``cap`` labels are kept (the oldest dropped at a rebuild), plus the
 recent ones.
 
-May import: ``deplbench.numeric`` (numba options).
+May import: ``deplbench.numeric`` (numba options), :mod:`.knobs`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from deplbench.formulations.exact.knobs import LABEL_CAP, LABEL_LEAF, LABEL_RECENT
 from deplbench.numeric import JIT
 
-LEAF = 64  # labels per block of the recent part, and at most per leaf of the tree
-RECENT = 4096  # recent labels, scanned by blocks, before they join the tree
 EMPTY_N = np.iinfo(np.int32).max  # the switch counts of an empty slot: dominate nothing
 
 
@@ -45,16 +44,16 @@ class LabelStore:
         Labels kept in the tree at most (the oldest dropped when it is rebuilt).
     """
 
-    def __init__(self, M: int, P: int, cap: int = 1 << 17):
+    def __init__(self, M: int, P: int, cap: int = LABEL_CAP):
         self.M, self.P, self.cap = M, P, max(cap, 1)
         self.i = 0  # labels added so far
         self._p = max(P, 1)
-        self._ok = np.empty(LEAF, dtype=np.bool_)  # the scans' scratch: the slots that pass ``c``
+        self._ok = np.empty(LABEL_LEAF, dtype=np.bool_)  # the scans' scratch: the slots that pass ``c``
         self._stack = np.empty(256, dtype=np.int64)  # the tree walk's stack (depth about 2 log2 N)
-        self.rc = np.full((M, RECENT), -np.inf)  # recent labels, one row per coordinate
-        self.rn = np.full((self._p, RECENT), EMPTY_N, dtype=np.int32)
-        self.rbc = np.full((RECENT // LEAF, M), -np.inf)  # their blocks' boxes, one row per block
-        self.rbn = np.full((RECENT // LEAF, self._p), EMPTY_N, dtype=np.int32)
+        self.rc = np.full((M, LABEL_RECENT), -np.inf)  # recent labels, one row per coordinate
+        self.rn = np.full((self._p, LABEL_RECENT), EMPTY_N, dtype=np.int32)
+        self.rbc = np.full((LABEL_RECENT // LABEL_LEAF, M), -np.inf)  # their blocks' boxes, one row per block
+        self.rbn = np.full((LABEL_RECENT // LABEL_LEAF, self._p), EMPTY_N, dtype=np.int32)
         self.r = 0  # recent labels held
         self.tree = _Tree.build(np.empty((M, 0)), np.empty((self._p, 0), dtype=np.int32), np.empty(0, np.int64))
 
@@ -65,7 +64,7 @@ class LabelStore:
                            np.asarray(c, dtype=float), np.asarray(n, dtype=np.int64), self.P, self._ok, self._stack))
 
     def add(self, c: np.ndarray, n: np.ndarray) -> None:
-        j, b = self.r, self.r // LEAF
+        j, b = self.r, self.r // LABEL_LEAF
         self.rc[:, j] = c
         np.maximum(self.rbc[b], self.rc[:, j], out=self.rbc[b])
         if self.P:
@@ -73,7 +72,7 @@ class LabelStore:
             np.minimum(self.rbn[b], self.rn[:, j], out=self.rbn[b])
         self.r += 1
         self.i += 1
-        if self.r == RECENT:
+        if self.r == LABEL_RECENT:
             self._rebuild()
 
     def _rebuild(self) -> None:
@@ -110,7 +109,7 @@ class _Tree:
             nodes.append([lo, hi, -1, -1])
             if parent >= 0:
                 nodes[parent][2 + side] = v
-            if hi - lo > LEAF:
+            if hi - lo > LABEL_LEAF:
                 sub = order[lo:hi]
                 vals = c[:, sub]
                 d = int(np.argmax(vals.max(axis=1) - vals.min(axis=1)))

@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
+from deplbench.formulations.exact.knobs import MOMENT_CELLS
 from deplbench.instances.laws.distributions import Dist, constant_dist
 
 
-def _tighter_moments(sf, dists: list[Dist], mean: float, m2: float, cells: int = 4096) -> tuple[float, float]:
+def _tighter_moments(sf, dists: list[Dist], mean: float, m2: float, cells: int = MOMENT_CELLS) -> tuple[float, float]:
     """A lower bound on the mean and an upper bound on the second moment of the min law.
 
     On a bounded support ``[a, b]`` with ``a >= 0``: ``E P = a + int_a^b S`` and

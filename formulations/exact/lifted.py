@@ -12,10 +12,9 @@ import math
 import numba
 import numpy as np
 
+from deplbench.formulations.exact.knobs import LIFT_FLAT, ROUNDED_POINTS, ROUNDED_QUANTILES
 from deplbench.instances.laws.distributions import Dist
 from deplbench.numeric import JIT
-
-FLAT = 0.05  # slope below the pivot of a small coordinate's law, relative to its upper weight
 
 
 class Rounded:
@@ -26,7 +25,7 @@ class Rounded:
     Below the grid ``X' = x_0``; above it ``X' = +inf`` (mass ``S(x_last)``, kept as a tail).
     """
 
-    def __init__(self, d: Dist, points: int = 1 << 15):
+    def __init__(self, d: Dist, points: int = ROUNDED_POINTS):
         lo = max(float(d.ppf(1e-13)), d.lower, 0.0)
         hi = float(d.isf(1e-13))
         self.x0, self.step = lo, max((hi - lo) / (points - 1), 1e-12 * max(1.0, abs(lo)))
@@ -53,7 +52,7 @@ class Rounded:
         key = (float(q), upper)
         out = self._quantiles.get(key)
         if out is None:
-            if len(self._quantiles) >= 4096:  # levels are few (the core's two); a bound all the same
+            if len(self._quantiles) >= ROUNDED_QUANTILES:  # levels are few (the core's two): a bound all the same
                 self._quantiles.clear()
             out = self._quantiles[key] = (self._isf if upper else self._ppf)(q)
         return out
@@ -89,15 +88,15 @@ class Rounded:
 
 def lifted(d: Rounded, a: float, e: float, c: float) -> Dist:
     """The law of ``f(X')`` with ``f(x) = a x + e |x - c|`` (``a > e``: slopes ``a - e`` and ``a + e``)
-    or, for a small coordinate (``a <= e``), ``f(x) = FLAT (a + e) x`` below ``c`` and
-    ``FLAT (a + e) c + (a + e) (x - c)`` above: at least ``(a + e) (x - c)^+`` on ``x >= 0`` and
+    or, for a small coordinate (``a <= e``), ``f(x) = LIFT_FLAT (a + e) x`` below ``c`` and
+    ``LIFT_FLAT (a + e) c + (a + e) (x - c)`` above: at least ``(a + e) (x - c)^+`` on ``x >= 0`` and
     strictly increasing (the brackets need laws without atoms). ``X' >= X >= 0`` (:class:`Rounded`),
     so ``f(X') >= f(X)`` pointwise; ``mean`` and ``var`` only steer the brackets.
     """
     if a > e:
         y0, s1, s2 = a * c, a - e, a + e
-    else:  # f(x) = FLAT (a + e) x below c (>= 0), then (a + e) (x - c) above it: no atom at 0
-        y0, s1, s2 = FLAT * (a + e) * c, FLAT * (a + e), a + e
+    else:  # f(x) = LIFT_FLAT (a + e) x below c (>= 0), then (a + e) (x - c) above it: no atom at 0
+        y0, s1, s2 = LIFT_FLAT * (a + e) * c, LIFT_FLAT * (a + e), a + e
 
     lift = (float(y0), float(c), float(s1), float(s2))
 

@@ -10,64 +10,95 @@ every count vector, and below the root of a sequence search only while it pays
 (``PRODUCT_TRIAL``, ``PRODUCT_RATE``; ``docs/exact.md``, "The placed product bound only while it
 pays").
 
-May import: numpy, :mod:`.prefix`, :mod:`deplbench.instances`. Imported by: :mod:`.bounds` (a mixin of ``Bounder``).
+May import: numpy, :mod:`.knobs`, :mod:`.prefix` (:mod:`.placed` for types), :mod:`deplbench.instances`.
+Imported by: :mod:`.bounds` (a part of ``Bounder``, built with the instance data it needs).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from deplbench.formulations.exact.knobs import PRODUCT_RATE, PRODUCT_SKEW, PRODUCT_TRIAL
 from deplbench.formulations.exact.prefix import Prefix
 from deplbench.instances.evaluator.loss import LossTerms
 from deplbench.instances.laws.distributions import Dist
 
-SKEW = (0.5, 0.85)  # product-bound skews: the dominant factor at level p / rho (docs/exact-proofs.md)
-# Lemma 9's placed product bound below the root of a sequence search: asked for the first
-# PRODUCT_TRIAL prefixes, then only while it refutes at least one in PRODUCT_RATE of them
-PRODUCT_TRIAL, PRODUCT_RATE = 1000, 100
+if TYPE_CHECKING:
+    from deplbench.formulations.exact.placed import PlacedSums
 
 
 class ProductBounds:
-    """The product bounds of a :class:`~deplbench.formulations.exact.bounds.Bounder` (a mixin: it
-    reads the bounder's instance data, ``_qcache``, ``_entry``, placed sums and the counts
-    ``_product_asks`` and ``_product_hits``, which the bounder starts at 0)."""
+    """The product bounds of one :class:`~deplbench.formulations.exact.bounds.Bounder` (built and asked by it).
 
-    def _product_pays(self) -> bool:
+    Parameters
+    ----------
+    noise : list of Dist
+        The models' noise laws.
+    omega : float
+        The quantile level (``loss.quantile``).
+    target, margin : float
+        A bound refutes when it exceeds ``target + margin`` (``margin``: the round-off margin).
+    l0, low : float
+        ``loss.initial`` and the least penalty ``min(0, low)`` (one per remaining epoch).
+    valid : bool
+        Every noise law is non-negative (the bounds need ``X >= 0``).
+    per_run : bool
+        The noise mode is ``per_run`` (the placed bound is for it only).
+    shape : ndarray or None
+        The common progress shape ``A_m`` (None: none, no placed bound).
+    placed_sum : PlacedSums or None
+        The placed sums of ``shape`` (:mod:`.placed`).
+    penalty_laws : callable
+        ``penalty_laws(p)``: the laws of the switches a prefix made and of the entries every
+        completion makes.
+    quantile_at : callable
+        ``quantile_at(d, level, upper)``: a law's quantile rounded outward.
+    stats : dict
+        Counters updated in place (``product``).
+    """
+
+    def __init__(self, *, noise: list[Dist], omega: float, target: float, margin: float, l0: float, low: float,
+                 valid: bool, per_run: bool, shape: np.ndarray | None, placed_sum: PlacedSums | None,
+                 penalty_laws: Callable[[Prefix], list[Dist]], quantile_at: Callable[[Dist, float, bool], float],
+                 stats: dict):
+        self.noise, self.M, self.omega = noise, len(noise), omega
+        self.target, self.margin, self.l0, self.low = target, margin, l0, low
+        self.valid, self.per_run, self.shape = valid, per_run, shape
+        self._placed_sum, self._penalty_laws, self.quantile_at = placed_sum, penalty_laws, quantile_at
+        self.stats = stats
+        self.asks = self.hits = 0  # the placed product bound below the root (:meth:`refutes_below_root`)
+        self._points: dict[tuple[tuple[int, ...], int], list[tuple[np.ndarray, float]]] = {}
+        self._beta_q: dict[tuple[int, int], float] = {}  # (law id, terms) -> its quantile at beta
+
+    def pays(self) -> bool:
         """Ask the placed product bound below the root while it pays: seed 6 of the m5e40 tier asked it
         59,000 times for 55 refutations (7 % of the search's time; docs/exact.md). Deterministic:
         it depends on the counts only."""
-        return self._product_asks < PRODUCT_TRIAL or self._product_hits * PRODUCT_RATE >= self._product_asks
+        return self.asks < PRODUCT_TRIAL or self.hits * PRODUCT_RATE >= self.asks
 
-    def _deep_product(self, g: float, p: Prefix) -> bool:
-        """:meth:`_placed_product` below the root, counted for :meth:`_product_pays`."""
-        self._product_asks += 1
-        hit = self._placed_product(g, p)
-        self._product_hits += hit
+    def refutes_below_root(self, g: float, p: Prefix) -> bool:
+        """:meth:`refutes` for a non-empty prefix, asked only while it :meth:`pays` (and counted)."""
+        if not self.pays():
+            return False
+        self.asks += 1
+        hit = self.refutes(g, p)
+        self.hits += hit
         return hit
 
-    def _placed_product(self, g: float, p: Prefix) -> bool:
+    def refutes(self, g: float, p: Prefix) -> bool:
         """Lemma 9's placed product bound (``per_run``) refutes every completion of ``p``."""
         if self.shape is None or not any(p.r) or not self.per_run:
             return False
-        if self._placed_bound(g, p) > self.target + self.margin:
+        if self.placed_bound(g, p) > self.target + self.margin:
             self.stats["product"] += 1
             return True
         return False
 
-    def quantile_at(self, d: Dist, level: float, upper: bool) -> float:
-        """``q`` with ``P(X <= q) >= level`` (``upper``) or ``P(X >= q) >= level``, rounded outward."""
-        if d.is_constant:
-            return d.value
-        key = (id(d), level, upper)
-        q = self._qcache.get(key)
-        if q is None:
-            q = float(d.ppf(level)) * (1 + 1e-12) if upper else float(d.ppf(1.0 - level)) * (1 - 1e-12)
-            self._qcache[key] = q
-        return q
-
-    def _placed_bound(self, g: float, p: Prefix) -> float:
+    def placed_bound(self, g: float, p: Prefix) -> float:
         """max over dominant models and skews of ``l0 - g sum_m x_m C_m^max + sum_i y_i``.
 
         Joint product bound over the models' factors and the penalties (made and mandatory):
@@ -88,16 +119,16 @@ class ProductBounds:
         return best
 
     def _product_points(self, used: tuple[int, ...], n_rand: int) -> list[tuple[np.ndarray, float]]:
-        """The factors' levels ``x`` of :meth:`_placed_bound`, with the penalties' level, per dominant
+        """The factors' levels ``x`` of :meth:`placed_bound`, with the penalties' level, per dominant
         model and skew (remembered: they depend on the models used and the number of penalties)."""
-        key = ("points", used, n_rand)
-        out = self._entry.get(key)
+        key = (used, n_rand)
+        out = self._points.get(key)
         if out is None:
-            out = self._entry[key] = []
+            out = self._points[key] = []
             tail = (1 - self.omega) * (1 + 1e-9)
             for dom in used:
                 others = len(used) - 1 + n_rand
-                for rho in SKEW if others else (1.0,):
+                for rho in PRODUCT_SKEW if others else (1.0,):
                     lead = tail / rho
                     if lead >= 1.0:
                         continue
@@ -106,7 +137,7 @@ class ProductBounds:
                                           if m in used else 0.0 for m in range(self.M)]), lv))
         return out
 
-    def _product_bound(self, terms: LossTerms) -> float:
+    def relaxation_bound(self, terms: LossTerms) -> float:
         """A lower bound on the omega-quantile from independence alone (needs X >= 0).
 
         With W = sum |c_i| X_i over the n negative terms and beta^n > 1 - omega,
@@ -125,8 +156,8 @@ class ProductBounds:
         out = terms.offset + sum(c * d.lower for d, c in zip(terms.dists, terms.coefs, strict=True) if c > 0)
         for d, c in neg:
             key = (id(d), n)
-            q = self._qcache.get(key)
+            q = self._beta_q.get(key)
             if q is None:
-                q = self._qcache[key] = float(d.ppf(beta)) * (1 + 1e-12)
+                q = self._beta_q[key] = float(d.ppf(beta)) * (1 + 1e-12)
             out += c * q
         return out

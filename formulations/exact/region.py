@@ -27,26 +27,26 @@ import numpy as np
 
 from deplbench.formulations.exact.bounds import Bounder
 from deplbench.formulations.exact.conditions import Condition, conditions, linear_condition
-from deplbench.formulations.exact.cover import (
-    COVER_AFTER,
-    LATE,
-    MAX_SIZE,
-    MIN_SIZE,
-    SupportCovers,
-)
+from deplbench.formulations.exact.cover import SupportCovers
 from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, lagrangian, support_knapsack
+from deplbench.formulations.exact.knobs import (
+    COVER_AFTER,
+    COVER_LATE_SIZE,
+    COVER_MAX_SIZE,
+    COVER_MIN_SIZE,
+    KEEP_CONDITIONS,
+    MAX_LAMBDAS,
+    MAX_TANGENTS,
+    ROOT_LAMBDAS,
+    SCREEN_LAMBDAS,
+    TANGENT_EVERY,
+    TANGENT_GAP,
+)
 from deplbench.formulations.exact.search import check_limits
 from deplbench.formulations.exact.walks import walkable
 
 __all__ = ["RegionBound", "Condition", "conditions", "walkable"]
 
-MAX_LAMBDAS = 12  # allocation multipliers tried per key (any subset is valid)
-ROOT_LAMBDAS = 64  # multipliers of the root key (evenly spaced breakpoints)
-SCREEN_LAMBDAS = 8  # multipliers used to rank the conditions at construction
-KEEP = 2  # necessary conditions kept per support size and dominant model (any subset is valid)
-MAX_TANGENTS = 12  # cover conditions per support at most (the first ones included)
-TANGENT_GAP = 0.2  # a new tangent only this far (L1) from the support's other tangent directions
-TANGENT_EVERY = 2000  # one more tangent (over all supports) per this many count vectors popped
 _NONE = np.zeros(0, dtype=np.int64)  # no free model (and no offsets without a common shape)
 _EMPTY = np.zeros((0, 0))  # the arrays a condition's kind does not use
 _EMPTY_ROW = np.zeros(0)
@@ -118,7 +118,7 @@ class RegionBound:
         self.lam, self.phi = lam, np.ascontiguousarray(phi)
 
     def _strongest(self, conds: list[Condition], s: int) -> dict[int, list[Condition]]:
-        """Per dominant model (``-1``: none), the ``KEEP`` conditions with the largest score.
+        """Per dominant model (``-1``: none), the ``KEEP_CONDITIONS`` conditions with the largest score.
 
         The score of a condition is its least key over the supports of size ``s`` at their
         smallest counts (the dominant model, when there is one, at ``K // 3`` epochs).
@@ -126,7 +126,7 @@ class RegionBound:
         out: dict[int, list[Condition]] = {}
         for d in sorted({c.dominant for c in conds}):
             group = [c for c in conds if c.dominant == d]
-            if len(group) <= KEEP:
+            if len(group) <= KEEP_CONDITIONS:
                 out[d] = group
                 continue
             score = []
@@ -142,7 +142,7 @@ class RegionBound:
                     if room >= 0:
                         worst = min(worst, float(self._support(c, lo, room, np.array(U, dtype=np.int64)).max()))
                 score.append(worst)
-            keep = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP]]
+            keep = [group[i] for i in np.argsort(score, kind="stable")[::-1][:KEEP_CONDITIONS]]
             # the joint Cantelli condition is strongest where the root score does not look
             out[d] = keep + [c for c in group if c.entries == "cantelli" and all(c is not k for k in keep)]
         return out
@@ -229,9 +229,9 @@ class RegionBound:
     def _wants_cover(self, U, value: float) -> bool:
         """Build (or use) the cover conditions of ``U``: only when they could lower nothing but the
         key below ``cap`` matters, i.e. the support's value is still below it."""
-        if len(U) >= LATE and self.bounder.stats.get("count_vectors", 0) < COVER_AFTER:
+        if len(U) >= COVER_LATE_SIZE and self.bounder.stats.get("count_vectors", 0) < COVER_AFTER:
             return False  # large supports' covers cost seconds: only for searches that last
-        return (self.cover and MIN_SIZE <= len(U) <= MAX_SIZE and value < self.cap
+        return (self.cover and COVER_MIN_SIZE <= len(U) <= COVER_MAX_SIZE and value < self.cap
                 and not any(self.bounder.noise[m].is_constant for m in U))  # constant factors: nothing to diversify
 
     def _covers(self, U) -> list[Condition]:

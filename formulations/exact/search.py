@@ -14,6 +14,12 @@ import operator
 import time
 
 from deplbench.formulations.exact.bounds import Bounder
+from deplbench.formulations.exact.knobs import (
+    CLOCK_CHECK_EVERY,
+    MAX_MEMO,
+    MEMO_PER_KEY,
+    WORK_CHECK_EVERY,
+)
 from deplbench.formulations.exact.prefix import Prefix
 from deplbench.formulations.exact.walks import covering_walk
 from deplbench.formulations.exact.work import work_units
@@ -23,8 +29,6 @@ from deplbench.instances.evaluator.loss import loss_terms
 from deplbench.instances.plan import Plan
 
 Runs = tuple[tuple[int, int], ...]  # ((model index, epochs), ...)
-MAX_MEMO = 500_000  # stored refutations (each a few hundred bytes); cleared beyond it
-MEMO_PER_KEY = 8
 
 
 class Timeout(Exception):
@@ -96,9 +100,10 @@ class SequenceSearch:
     # ---- helpers -----------------------------------------------------------------------------
     def _tick(self) -> None:
         self.stats["nodes"] += 1
-        if self.max_work and self.stats["nodes"] % 8 == 0 and work_units("exact", self.stats) > self.max_work:
+        nodes = self.stats["nodes"]
+        if self.max_work and nodes % WORK_CHECK_EVERY == 0 and work_units("exact", self.stats) > self.max_work:
             raise WorkLimit
-        if self.stats["nodes"] % 64 == 0 and time.perf_counter() > self.deadline:
+        if nodes % CLOCK_CHECK_EVERY == 0 and time.perf_counter() > self.deadline:
             raise Timeout
 
     def _walk(self, last: int, need: int) -> bool:

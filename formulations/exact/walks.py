@@ -3,10 +3,13 @@
 A model sequence is a walk of allowed switches. Which supports a walk can use (:func:`walkable`),
 whether a prefix can still be completed (:func:`covering_walk`), and the order in which every walk
 passes the strongly connected components of a support (:func:`chain_blocks`), hence the earliest
-position each model's remaining epochs can take (:class:`Blocks`). Imports nothing of the package.
+position each model's remaining epochs can take (:class:`Blocks`). Imports only :mod:`.knobs` of the
+package.
 """
 
 from __future__ import annotations
+
+from deplbench.formulations.exact.knobs import MAX_MASKS
 
 
 def walkable(M: int, allowed: set[tuple[int, int]]) -> set[int]:
@@ -72,9 +75,6 @@ def covering_walk(nxt: list[list[int]], last: int, need: int) -> bool:
                 seen.add(state)
                 todo.append(state)
     return False
-
-
-MAX_MASKS = 200_000  # remaining-count tuples whose mask is remembered (then forgotten at once)
 
 
 class Blocks:
