@@ -55,12 +55,7 @@ EXAMPLES = {"heuristics/greedy.py", "instances/families/ring.py", "deplbench.heu
             "deplbench.formulations.backends.milp_mine"}
 #: stale references in files another part of issue 62 rewrites (fixed there: then remove them here);
 #: keyed without line numbers (:func:`_key`), so that a moved line still matches
-OWNED_ELSEWHERE = {
-    "deplbench.formulations.exact.cover: :class:`Timeout`",  # ~.search.Timeout
-    "deplbench.formulations.exact.cover: :class:`WorkLimit`",  # ~.search.WorkLimit
-    "deplbench.formulations.exact.fractional: :meth:`RegionBound._support`",  # ~.region.RegionBound._support
-    "deplbench.formulations.exact.placed: :meth:`Blocks.where`",  # ~.walks.Blocks.where
-}
+OWNED_ELSEWHERE: set[str] = set()
 
 
 def _moved_map() -> dict[str, str]:

@@ -64,9 +64,9 @@ class Cover:
     U : tuple of int
         The support (``2 <= len(U) <= COVER_MAX_SIZE``).
     deadline : float, optional
-        ``time.perf_counter()`` value past which :class:`Timeout` is raised.
+        ``time.perf_counter()`` value past which :class:`~deplbench.formulations.exact.search.Timeout` is raised.
     max_work : int, optional
-        The search's work limit (``exact``'s ``max_work``; 0: none): :class:`WorkLimit` is raised
+        The search's work limit (``exact``'s ``max_work``; 0: none): :class:`~deplbench.formulations.exact.search.WorkLimit` is raised
         before a bracket once the work of ``bounder.stats`` exceeds it, so that building a large
         support's covers (thousands of brackets) does not run far past the limit.
     """

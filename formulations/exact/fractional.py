@@ -92,7 +92,7 @@ def fractional(d, who, phi, rest):  # pragma: no cover - compiled
             "float64[:, ::1], float64[:])", **JIT)
 def support_knapsack(placed, h, inc, beta, a, cum, sep, sep_inc, n, off, free, room, need, tol, phi,
                      base):  # pragma: no cover - compiled
-    """:meth:`RegionBound._support` after its bookkeeping: ``(outcome, sum_m h'_m(n_m), key per multiplier)``.
+    """:meth:`~deplbench.formulations.exact.region.RegionBound._support` after its bookkeeping: ``(outcome, sum_m h'_m(n_m), key per multiplier)``.
 
     ``h'`` is the condition's ``h`` (``placed`` false) or its placed form ``beta_m (cum_m(off_m + k) -
     cum_m(off_m)) + sep_m(k)`` (Lemma 8); the increments beyond ``n`` of the ``free`` models (``room``

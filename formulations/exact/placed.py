@@ -62,7 +62,7 @@ class PlacedSums:
 
     def _order(self, key: bytes, rank: tuple[int, ...], r: tuple[int, ...], placed: bool) -> tuple[int, ...]:
         """The remaining models in placement order: by component (only after the first epoch, as
-        :meth:`Blocks.where` is asked), each component in ``rank`` order (``rank`` is stable)."""
+        :meth:`~deplbench.formulations.exact.walks.Blocks.where` is asked), each component in ``rank`` order (``rank`` is stable)."""
         need = self.walks.mask(r)
         okey = (key, need, placed)
         out = self._orders.get(okey)
