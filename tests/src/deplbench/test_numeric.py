@@ -19,7 +19,7 @@ import pytest
 
 from deplbench.numeric import convolve, dot, matvec, thin_matmul
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 #: the code whose decisions grade the library and certify plans
 JUDGED = [*sorted((ROOT / "instances" / "evaluator").glob("*.py")), *sorted((ROOT / "formulations" / "exact").glob("*.py")),
           ROOT / "formulations" / "allocation.py", ROOT / "instances" / "semantics.py"]

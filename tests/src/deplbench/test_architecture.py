@@ -17,7 +17,7 @@ from harness_configs import config
 from deplbench import architecture as arch
 from deplbench.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("scipy", "pandas", "pyomo", "ortools", "pyscipopt", "highspy", "duckdb", "dask", "matplotlib", "pydantic",
          "numba", "llvmlite")
 
