@@ -164,7 +164,7 @@ def test_api_returns_the_incumbent_on_keyboard_interrupt(hard):
 
 
 def _small_per_run():
-    from tests.test_milp import STOCHASTIC, small
+    from test_saa_milp import STOCHASTIC, small
 
     return small(**STOCHASTIC["per_run"])
 

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_milp import enumerate_saa, small
-from test_saa_blocks import sequences
+from test_blocks import sequences
+from test_saa_milp import enumerate_saa, small
 
 from deplbench.formulations.backends.milp_highs_direct import solve_subset
 from deplbench.formulations.saa import blocks as saa_blocks

@@ -15,7 +15,7 @@ from make_depl_plans import METHODS, PARAMS, instances, plan_record
 
 from deplbench.registry import solve
 
-BEFORE = json.loads((Path(__file__).parent / "data" / "depl_plans_before.json").read_text())
+BEFORE = json.loads((Path(__file__).resolve().parents[1] / "data" / "depl_plans_before.json").read_text())
 
 
 def test_fixture_covers_every_instance():

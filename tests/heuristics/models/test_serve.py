@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_stage2_dense import cases
+from test_graph_dense import cases
 
 from deplbench.heuristics.models import pool
 from deplbench.heuristics.models.selection import ExpandedGraph, mean_surrogate, quantile_surrogate

@@ -77,7 +77,7 @@ def test_claims_hold_catches_a_bound_above_a_known_plan(monkeypatch):
 
 def test_imports_declared_fails_for_a_library_imported_inside_the_run(monkeypatch):
     """The probe runs in a fresh interpreter: the method is found there by its module's file."""
-    module = str(Path(__file__).with_name("late_import_solvers.py"))
+    module = str(Path(__file__).resolve().parents[2] / "late_import_solvers.py")
     for name in ("test-late-import", "test-declared-import"):
         monkeypatch.setitem(registry.SOLVER_MODULES, name, module)
     with pytest.raises(AssertionError, match=r"imported inside the timed run .*'duckdb'"):

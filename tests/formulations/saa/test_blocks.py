@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_milp import enumerate_saa, run, small
+from test_saa_milp import enumerate_saa, run, small
 
 from deplbench.formulations.saa import blocks as saa_blocks
 from deplbench.formulations.saa.common import plan_cost, verify

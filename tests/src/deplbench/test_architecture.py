@@ -18,7 +18,7 @@ from deplbench import architecture as arch
 from deplbench import architecture_tables as arch_tables
 from deplbench.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("scipy", "pandas", "pyomo", "ortools", "pyscipopt", "highspy", "duckdb", "dask", "matplotlib", "pydantic",
          "numba", "llvmlite")
 

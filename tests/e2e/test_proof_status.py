@@ -164,7 +164,7 @@ def test_the_harness_doc_gives_the_configs_true_run_counts():
 
     from deplbench.benchmarks.harness.config import load_config
 
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "harness.md").read_text()
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "harness.md").read_text()
     rows = re.findall(r"^\| `([a-z-]+)`(?: \(default\))? \|.*\| (\d+) runs \|$", doc, re.M)
     assert len(rows) >= 9
     for name, count in rows:

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_milp import STOCHASTIC, enumerate_saa, run, small
+from test_saa_milp import STOCHASTIC, enumerate_saa, run, small
 
 from deplbench.formulations.saa.common import plan_cost
 from deplbench.formulations.saa.cuts import quantile_cut_sets

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_milp import small
+from test_saa_milp import small
 
 from deplbench.errors import InputError
 from deplbench.formulations.backends import mps as mps_solver

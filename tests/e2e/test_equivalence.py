@@ -19,7 +19,7 @@ import pytest
 import deplbench as db
 from deplbench.instances.evaluator.evaluate import DEFAULT_RTOL
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 KEYS = ("eta", "eps", "scenarios")
 L0 = 20.0  # loss.initial of every instance of the config (paper-alexnet and random)
 

@@ -1,14 +1,13 @@
-"""Compiled loops of ``exact`` and of the lattice bracket against the numpy code they replaced, bit for bit.
+"""Compiled loops of ``exact`` against the numpy code they replaced, bit for bit.
 
 Each reference below is the code of ``f473b0c`` (before the loops were compiled), kept here as the
 statement of what the loop must give: the region keys' knapsack of a support (``_rows`` and
-``_support``), the label store's dominance scan, the lifted laws' table reads, the clip and trim of
-a convolution, and numpy's transforms called directly.
+``_support``), the label store's dominance scan and the lifted laws' table reads. The lattice
+bracket's compiled loops are tests/instances/evaluator/test_lattice_jit.py.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
@@ -19,10 +18,8 @@ from deplbench.formulations.exact import labels
 from deplbench.formulations.exact.fractional import EMPTY, MANY, MET, ONE, fractional, lagrangian
 from deplbench.formulations.exact.labels import LabelStore
 from deplbench.formulations.exact.lifted import Rounded, lifted
-from deplbench.instances.evaluator import lattice, smooth
-from deplbench.instances.evaluator.lattice_batch import JIT_MODULE
 from deplbench.instances.laws.noise import noise_dist
-from deplbench.numeric import irfft, matvec, rfft
+from deplbench.numeric import matvec
 from deplbench.registry import generate
 
 # ---- the region keys' knapsack of a support ---------------------------------------------------
@@ -231,61 +228,3 @@ def test_rounded_quantiles_are_the_laws():
         assert float(r.ppf(q)) == float(d.ppf(q)) and float(r.isf(q)) == float(d.isf(q))
     qs = np.array([1e-10, 0.5, 0.9])
     assert np.array_equal(r.ppf(qs), d.ppf(qs)) and np.array_equal(r.isf(qs), d.isf(qs))
-
-
-# ---- the clip and trim of a convolution, and the transforms -----------------------------------
-
-def test_clip_lump_trim_is_maximum_then_lump_trim():
-    """Round-off below 0, tails that are lumped, dropped, longer than the 256-entry prefix, tiny vectors."""
-    jit = importlib.import_module(JIT_MODULE)
-    rng = np.random.default_rng(4)
-    backs = 0
-    for t in range(600):
-        n = int(rng.choice([1, 2, 5, 40, 300, 2000]))
-        x = rng.random(n) * 10.0 ** rng.integers(-20, -1, n)
-        if t % 4 == 0:
-            x[rng.integers(0, n, max(1, n // 10))] *= -1e-3  # an FFT's negative round-off
-        if t % 7 == 0 and n > 300:
-            x[:280] = 1e-15  # a lower tail past the prefix
-            backs += 1
-        ref = x.copy()
-        np.maximum(ref, 0.0, out=ref)
-        want = lattice.lump_trim(3, ref)
-        got = jit.clip_lump_trim(3, x.copy())
-        assert got[0] == want[0] and got[2] == want[2] and got[3] == want[3]
-        assert np.array_equal(got[1], want[1])
-    assert backs
-
-
-@pytest.mark.parametrize("N", [2, 7, 64, 500, 501, 1200, 2401])
-def test_transforms_are_numpys(N):
-    """``numeric.rfft`` / ``irfft`` (numpy's transforms called directly) give ``numpy.fft``'s bits, 1-D and 2-D."""
-    rng = np.random.default_rng(N)
-    a = rng.random(max(1, N - 3))
-    assert np.array_equal(rfft(a, N), np.fft.rfft(a, N))
-    F = np.fft.rfft(a, N) * np.fft.rfft(a[::-1].copy(), N)
-    assert np.array_equal(irfft(F, N), np.fft.irfft(F, N))
-    A = rng.random((3, N))
-    assert np.array_equal(rfft(A, N), np.fft.rfft(A, axis=1))
-    assert np.array_equal(irfft(rfft(A, N), N), np.fft.irfft(np.fft.rfft(A, axis=1), N, axis=1))
-
-
-def test_crossing_is_the_numpy_crossing():
-    """The histogram bracket's crossing: the same (J, t) or None, levels at and between the sums,
-    crossings in the first rows (J below the pmf) and past the total mass."""
-    jit = importlib.import_module(JIT_MODULE)
-    rng = np.random.default_rng(6)
-    seen = {"hit": 0, "none": 0, "edge": 0}
-    for _ in range(1500):
-        k = int(rng.integers(1, 6))
-        K = smooth.irwin_hall(k)
-        n = int(rng.integers(1, 40))
-        pmf = rng.random(n) * (10.0 ** rng.integers(-6, 0, n))
-        pmf /= pmf.sum() * rng.choice([1.0, 1.0 + 1e-9, 1.5])
-        cdf = np.cumsum(pmf)
-        level = float(rng.choice([rng.uniform(0, 1.01), cdf[int(rng.integers(n))], cdf[0] * 0.5]))
-        want = smooth._crossing(cdf, pmf, K, level)
-        assert jit.crossing(cdf, pmf, K, level) == want
-        seen["none" if want is None else "hit"] += 1
-        seen["edge"] += want is not None and want[0] < 0
-    assert min(seen.values()) > 0, seen

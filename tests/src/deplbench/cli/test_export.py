@@ -6,7 +6,7 @@ import json
 
 import highspy
 import pytest
-from test_milp import small
+from test_saa_milp import small
 
 from deplbench.cli import main
 from deplbench.cli.export import export_model
