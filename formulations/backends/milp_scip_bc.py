@@ -17,7 +17,7 @@ the scenario rows that carry a ``v`` are **not** in it. A constraint handler
 Lazy rows are invisible to presolve, so SCIP's dual reductions are switched off
 (``misc/allowstrongdualreds``, ``misc/allowweakdualreds``); primal presolve stays valid.
 PySCIPOpt's SCIP coexists with highspy 1.14 and OR-Tools in one process
-(``tests/test_imports.py``).
+(``tests/e2e/test_imports.py``).
 """
 
 from __future__ import annotations

@@ -8,12 +8,12 @@ With numpy this was a dozen calls on ``(E, L)`` arrays of a few hundred cells, a
 thousands of times in a long search. This loop does the same IEEE operations per multiplier:
 the same ratios, a stable sort of their negatives (numpy's ``argsort(kind="stable")`` order),
 the same running sums in the same order, so the keys are the same bits
-(``tests/test_region_fractional.py`` compares it with the numpy statement).
+(``tests/formulations/exact/test_fractional.py`` compares it with the numpy statement).
 
 :func:`support_knapsack` is the rest of ``_support`` around it (the support's total, its
 increments, their pairwise sum, the one-model case, the margins) and :func:`lagrangian` the cost
 ``matvec(lo, phi) - lam T``, in the same operations and order as the numpy code they replaced
-(``tests/test_exact_kernels.py`` keeps that code as the reference).
+(``tests/formulations/test_exact_kernels.py`` keeps that code as the reference).
 
 Compiled when imported (eager signature, cached on disk by numba), as DepL's loops are; it is
 imported with ``exact``'s entry module, before the method's clock starts. Imports numpy, numba,

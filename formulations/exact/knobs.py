@@ -5,7 +5,7 @@ memory. None decides what is proven: every value gives certified results, except
 margin ``MARGIN_RTOL``, which must stay well above float round-off. The names keep clear of DepL's
 ``eps`` (the heuristic's parameter) and of machine epsilon (``np.finfo(float).eps``): the covers'
 margins below the estimate are ``COVER_MARGIN`` and ``TANGENT_MARGIN``.
-``tests/test_exact_knobs.py`` checks that no other module of ``formulations/exact`` defines one.
+``tests/formulations/exact/test_knobs.py`` checks that no other module of ``formulations/exact`` defines one.
 
 May import: nothing. Imported by: every module of :mod:`deplbench.formulations.exact` with a knob.
 """

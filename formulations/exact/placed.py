@@ -8,7 +8,7 @@ components in the order every walk passes them. The search asks this millions of
 few dozen distinct weight vectors and sets of remaining models, so :class:`PlacedSums` remembers
 each weight vector's rank and the placement order per weight vector and set of remaining models,
 and sums in plain floats; the terms and their order are those of the direct computation, so the
-sums are the same bits (``tests/test_exact_placed.py``), the prefix's own part too (:func:`_dot`).
+sums are the same bits (``tests/formulations/exact/test_placed.py``), the prefix's own part too (:func:`_dot`).
 
 May import: numpy, :mod:`deplbench.numeric`. Imported by: :mod:`.bounds`.
 """

@@ -5,7 +5,7 @@
 ``solve_subset``), which :func:`~deplbench.formulations.saa.method.saa_method` turns into a
 :class:`SolveSubset` by binding the solver settings (``mip_gap``, ``threads``, ``seed``, ``start``),
 and declares it to the registry with ``register_solver(..., backend=solve_subset)``.
-``tests/test_backend_contract.py`` checks every declared backend against :class:`BackendSolve`
+``tests/formulations/saa/test_contract.py`` checks every declared backend against :class:`BackendSolve`
 with :func:`mismatches`; docs/extending.md ("A MIP backend") is the recipe.
 
 Light on purpose (no numpy or solver library): the backends import it when they are listed.

@@ -22,8 +22,8 @@ Speed, with the values of the textbook recurrence bit for bit (docs/depl.md, "Sp
   over them (:mod:`~deplbench.heuristics.models.serve`). Paths are not memoised: a compiled
   step back costs less than a memo's bookkeeping.
 
-``tests/test_stage2_dense.py`` checks every entry against the textbook dense recurrence and
-``tests/test_stage2_serve.py`` the served costs and paths against plain Python.
+``tests/heuristics/models/test_graph_dense.py`` checks every entry against the textbook dense recurrence and
+``tests/heuristics/models/test_serve.py`` the served costs and paths against plain Python.
 """
 
 from __future__ import annotations

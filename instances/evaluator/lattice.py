@@ -268,7 +268,7 @@ def term_pmf(dist, coef: float, h: float,
     ``beta`` (the moved masses) and ``err`` (round-off) are the term's shares of the
     budgets. The masses are read-only. One term at a time, not memoised:
     :mod:`~deplbench.instances.evaluator.lattice_batch` builds and memoises the terms of a bracket
-    together, bit-identical to this function (``tests/test_lattice_batch.py``).
+    together, bit-identical to this function (``tests/instances/evaluator/test_lattice_batch.py``).
     """
     zlo, zhi = core(dist)
     tlo, thi = sorted((coef * zlo, coef * zhi))

@@ -10,7 +10,7 @@ group; only the tails (:func:`~deplbench.instances.evaluator.lattice.lump_trim`)
 The result is **bit-identical** to the per-term construction (``lattice.term_pmf``): the
 same IEEE operations on the same operands, elementwise (no reduction crosses a term), and each
 term's masses are copied into an array of their own before ``lump_trim`` sums them.
-``tests/test_lattice_batch.py`` compares the two, bit for bit.
+``tests/instances/evaluator/test_lattice_batch.py`` compares the two, bit for bit.
 
 Once :mod:`.lattice_jit` is imported (by the methods that certify many plans: ``exact``,
 ``bruteforce``, DepL's), a group is built by its compiled loops instead, to the same bits; this

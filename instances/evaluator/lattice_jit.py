@@ -13,10 +13,10 @@ the three cell formulas, ``maximum(cell, 0)``); the tails' partial sums are sequ
 ``cumsum``'s; the dropped upper tail is summed by numpy's own pairwise algorithm (blocks of
 128, eight accumulators, halves rounded to multiples of eight), as ``ndarray.sum`` does it. A
 tail longer than the 256-entry prefix goes back to ``lattice.lump_trim``, as in the numpy path.
-``tests/test_lattice_batch.py`` runs its bit-for-bit comparison with and without this module.
+``tests/instances/evaluator/test_lattice_batch.py`` runs its bit-for-bit comparison with and without this module.
 
 The bracket's other small loops live here too, each the same operations as its numpy twin
-(``tests/test_exact_kernels.py``): the clip and trim of a convolution (:func:`clip_lump_trim`),
+(``tests/formulations/test_exact_kernels.py``): the clip and trim of a convolution (:func:`clip_lump_trim`),
 the histogram bracket's crossing (:func:`crossing`), numpy's pairwise sum and binary search
 (:func:`pairwise_sum`, :func:`search_left`, also used by ``exact``'s region keys).
 
@@ -276,6 +276,6 @@ def _crossing(cdf, pmf, K, level):  # pragma: no cover - compiled
 
 
 def crossing(cdf: np.ndarray, pmf: np.ndarray, K: np.ndarray, level: float) -> tuple[int, int] | None:
-    """``smooth.crossing`` compiled, to the bit (``tests/test_exact_kernels.py``)."""
+    """``smooth.crossing`` compiled, to the bit (``tests/formulations/test_exact_kernels.py``)."""
     hit, J, t = _crossing(cdf, pmf, K, level)
     return (J, t) if hit else None

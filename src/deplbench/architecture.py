@@ -3,7 +3,7 @@
 Every module belongs to one part (the longest prefix in :data:`PARTS`); an import from part A of
 a module in part B is allowed when B is A itself or listed in :data:`MAY_IMPORT` for A. Imports
 inside functions count (an import cycle hidden in a function is still a cycle); imports under
-``if TYPE_CHECKING:`` do not (they never run). ``tests/test_architecture.py`` enforces the rules
+``if TYPE_CHECKING:`` do not (they never run). ``tests/src/deplbench/test_architecture.py`` enforces the rules
 and the absence of import cycles, and that ``docs/ARCHITECTURE.md`` shows the current picture and
 module tables (:mod:`deplbench.architecture_tables`): ``python -m deplbench.architecture
 docs/ARCHITECTURE.md`` redraws both.

@@ -3,7 +3,7 @@
 One table per package (its folder, its import name, its own summary), one row per module or
 subpackage with the first sentence of its docstring. :mod:`deplbench.architecture` writes them
 between :data:`BEGIN` and :data:`END` when it redraws the picture
-(``python -m deplbench.architecture docs/ARCHITECTURE.md``); ``tests/test_architecture.py``
+(``python -m deplbench.architecture docs/ARCHITECTURE.md``); ``tests/src/deplbench/test_architecture.py``
 fails when a module is missing or a row is stale.
 
 May import: the standard library only. Imported by: :mod:`deplbench.architecture` and the tests.

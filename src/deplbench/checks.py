@@ -2,7 +2,7 @@
 
 Every registered method runs every named check on one instance of every registered family,
 each with the small ``test_params`` the method and the family declared at registration.
-Registering a method, a family or a check enrols it: ``tests/test_checks.py`` parametrises
+Registering a method, a family or a check enrols it: ``tests/src/deplbench/test_checks.py`` parametrises
 over :func:`conformance_cases`, and a user can run :func:`run_check` on their own method.
 
 A check raises ``AssertionError`` with a reason when the method breaks the contract.
@@ -21,8 +21,8 @@ from deplbench.errors import InputError
 from deplbench.results import SolveResult, Status
 
 #: Families that cannot be generated from parameters alone (they read an input file), with why.
-NOT_GENERABLE = {"calibrated": "needs a calibration file (tests/test_calibration.py covers it)",
-                 "library": "reads a built library (tests/test_library.py covers it)"}
+NOT_GENERABLE = {"calibrated": "needs a calibration file (tests/instances/test_calibration.py covers it)",
+                 "library": "reads a built library (tests/benchmarks/test_library.py covers it)"}
 #: slack (s) over a method's time limit before the limit counts as ignored
 TIME_SLACK_S = 10.0
 #: methods whose certified plans are upper bounds on the optimum that ``claims_hold`` checks against

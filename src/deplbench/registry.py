@@ -87,7 +87,7 @@ class _Spec:
     func: Callable[..., Any]
     params: dict[str, Param]
     description: str = ""
-    #: small parameters for the conformance checks (tests/test_conformance.py enrols every entry)
+    #: small parameters for the conformance checks (tests/e2e/test_conformance.py enrols every entry)
     test_params: dict[str, Any] = field(default_factory=dict)
 
     @property

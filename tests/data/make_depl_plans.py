@@ -2,7 +2,7 @@
 
 Run: ``python tests/data/make_depl_plans.py OUT.json``. The shipped
 ``depl_plans_before.json`` was made by the code of the commit it names (before the
-speed-up of issue 16); ``tests/test_depl_identical.py`` checks that today's code
+speed-up of issue 16); ``tests/heuristics/test_depl_identical.py`` checks that today's code
 returns the very same plans (datasets and segments, compared exactly).
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import browser
 import pytest
 
-#: the library's quick subset with small samples (as tests/test_library.py)
+#: the library's quick subset with small samples (as tests/benchmarks/test_library.py)
 LIB_KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,
           "workers": 1, "log": lambda _m: None}
 

@@ -1,6 +1,6 @@
 """DepL stage 2's compiled loops against plain numpy statements of what they compute, entry by entry.
 
-``tests/test_stage2_dense.py`` checks whole graphs against the textbook recurrence; these check
+``tests/heuristics/models/test_graph_dense.py`` checks whole graphs against the textbook recurrence; these check
 each kernel on random regions, with the cases graphs meet rarely: infinite entries, negative loss
 deltas, columns that saturate at the top bucket, rows that no option reaches and boxes that
 are empty.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 HISTORY = DOCS / "history"
 PACKAGES = ("src", "instances", "formulations", "heuristics", "benchmarks")

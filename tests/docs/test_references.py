@@ -28,7 +28,7 @@ from pathlib import Path
 
 from deplbench import architecture as arch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FOUND = arch.modules()
 #: the folders a repository path starts with
 TOP = ("src", "instances", "formulations", "heuristics", "benchmarks", "tests", "docs")
@@ -325,8 +325,8 @@ def test_the_resolver_finds_what_exists_and_refuses_what_does_not():
     assert not resolve_in(exact, ".exact_region", []) and not resolve_in(exact, "~.exact_bounds.Bounder", [])
     assert resolve_in(exact, "numpy.ndarray", [])
     assert path_exists("formulations/exact/methods.py") and path_exists("benchmarks/library/published/*.solu")
-    assert path_exists("tests/test_doc_references.py::test_the_resolver_finds_what_exists_and_refuses_what_does_not")
-    assert not path_exists("tests/test_doc_references.py::test_nothing") and not path_exists("docs/nothing.md")
+    assert path_exists("tests/docs/test_references.py::test_the_resolver_finds_what_exists_and_refuses_what_does_not")
+    assert not path_exists("tests/docs/test_references.py::test_nothing") and not path_exists("docs/nothing.md")
     assert _old_module("saa_start") == "deplbench.formulations.saa.start"
     assert _old_module("random_family") == "deplbench.instances.families.random"  # from MOVED
     assert _old_module("saa_bounds") is None and _old_module("exact") is None  # current module names

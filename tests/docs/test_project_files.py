@@ -12,7 +12,7 @@ import yaml
 from deplbench.benchmarks.library.spec import LIBRARY_VERSION
 from deplbench.version import __version__
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _readme_block(after: str) -> str:
