@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +13,9 @@ import duckdb
 if TYPE_CHECKING:
     import pandas as pd
 
+#: the operating system's error number in the text of a DuckDB ``IOException`` (``"errno":"28"``)
+_ERRNO = re.compile(r'"errno"\s*:\s*"?(\d+)')
+
 
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     """``df`` as one Parquet file, written by DuckDB (no pyarrow needed; any Parquet reader opens it)."""
@@ -17,6 +23,10 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     try:
         con.register("frame", df)
         con.execute("COPY frame TO ? (FORMAT PARQUET)", [str(path)])
+    except duckdb.IOException as exc:  # as an OSError, so that a full disk is one line like any other write
+        found = _ERRNO.search(str(exc))
+        code = int(found.group(1)) if found else errno.EIO
+        raise OSError(code, os.strerror(code), str(path)) from None
     finally:
         con.close()
 

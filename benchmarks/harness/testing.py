@@ -10,8 +10,8 @@ process (local or on a Dask worker) can import.
 * ``harness-busy``: burns CPU for ``seconds`` (a CPU-bound grid), then returns the plan;
 * ``harness-raise``: raises;
 * ``harness-hog``: allocates and touches ``mb`` megabytes;
-* ``harness-incumbent``: offers the reference plan as its incumbent, then sleeps ``seconds`` or until the
-  file ``release`` exists (interrupts and resumes);
+* ``harness-incumbent``: offers the reference plan as its incumbent, touches ``RELEASE.started-PID``, then
+  sleeps ``seconds`` or until the file ``release`` exists (interrupts and resumes);
 * ``harness-fill``: writes zeros to the file ``path`` until its disk is full, once (full-disk tests);
 * ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
 * ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
@@ -109,6 +109,8 @@ def solve_incumbent(instance, *, seconds, release, time_limit, seed, threads) ->
 
     res = _ok(instance)
     offer(res.plan, res.objective, source="reference plan")
+    if release:  # tells a test that this run is under way with its incumbent (not a warm-up process)
+        Path(f"{release}.started-{os.getpid()}").touch()
     end = time.monotonic() + seconds
     while time.monotonic() < end and not (release and Path(release).exists()):
         time.sleep(0.05)

@@ -38,11 +38,16 @@ def is_interrupt(exc: BaseException) -> bool:
 
     A ``KeyboardInterrupt``, or the ``SystemError`` CPython raises in its place when the interrupt
     is raised while a compiled (numba) call builds its result: the call then "returned a result
-    with an exception set", and the ``KeyboardInterrupt`` is that error's cause.
+    with an exception set", and the ``KeyboardInterrupt`` is that error's cause (or its context),
+    possibly through further such errors, one per compiled call it passed through.
     """
-    if isinstance(exc, KeyboardInterrupt):
-        return True
-    return isinstance(exc, SystemError) and isinstance(exc.__cause__, KeyboardInterrupt)
+    for _ in range(8):  # a compiled call inside another one chains one SystemError per level
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        if not isinstance(exc, SystemError):
+            return False
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def offer(plan: Any, objective: float, bound: float | None = None, source: str = "") -> None:

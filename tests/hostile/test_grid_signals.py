@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 import psutil
@@ -46,13 +47,16 @@ def start():
             proc.communicate()
 
 
-def _wait_for_runs(proc: subprocess.Popen, n: int, timeout: float = 90.0) -> list[psutil.Process]:
-    """Wait until ``n`` run processes (their own process groups, under the fork server) live 1.5 s."""
+def _wait_for_runs(proc: subprocess.Popen, n: int, release: Path, timeout: float = 90.0) -> list[psutil.Process]:
+    """Wait until ``n`` run processes (their own process groups, under the fork server) live 1.5 s
+    and ``n`` ``harness-incumbent`` runs have offered their incumbents (each touches
+    ``RELEASE.started-PID``: the grid's warm-up process also leads a group under the fork server)."""
     me, deadline, since = psutil.Process(proc.pid), time.time() + timeout, None
     while time.time() < deadline:
         assert proc.poll() is None, proc.communicate()
         runs = [p for p in alive(me.children(recursive=True)) if _is_run(p)]
-        if len(runs) >= n:
+        started = len(list(release.parent.glob(f"{release.name}.started-*")))
+        if len(runs) >= n and started >= n:
             since = since or time.time()
             if time.time() - since > 1.5:  # past their start: each has offered its incumbent
                 return me.children(recursive=True)
@@ -109,7 +113,7 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engin
     path, release = _grid(tmp_path)
     out = tmp_path / "out"
     proc = start(path, out, *engine)
-    tree = _wait_for_runs(proc, 2)
+    tree = _wait_for_runs(proc, 2, release)
     t0 = time.perf_counter()
     os.killpg(proc.pid, sig)  # as a terminal's Ctrl-C or a scheduler's stop: the whole job
     stdout, stderr = proc.communicate(timeout=30)
@@ -138,7 +142,7 @@ def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path, star
     path, release = _grid(tmp_path, fast=4)
     out = tmp_path / "out"
     proc = start(path, out)
-    tree = _wait_for_runs(proc, 2)  # quick runs have finished, two slow ones run
+    tree = _wait_for_runs(proc, 2, release)  # quick runs have finished, two slow ones run
     tree = tree + psutil.Process(proc.pid).children(recursive=True)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
