@@ -120,32 +120,32 @@ def _write(con, key: str, value: Any) -> None:
     con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, json.dumps(value, sort_keys=True, default=str)])
 
 
-def claim(store) -> dict[str, Any]:
-    """Write this machine's record into ``store`` (refreshed: versions may have changed); its record.
+def claim(store) -> None:
+    """Refuse (:class:`~deplbench.errors.InputError`, one line) a store that holds another host's runs.
 
-    Raises :class:`~deplbench.errors.InputError` when the store holds runs of another host:
-    their times are not comparable, and a resumed grid would skip runs this machine never made.
+    Their times are not comparable, and a resumed grid would skip runs this machine never made.
     """
-    from deplbench.benchmarks.harness.store import disk_errors
     from deplbench.errors import InputError
 
-    mine = record()
-    old = read(store.con)
-    if old is not None and old.get("host") != mine["host"]:
-        raise InputError(f"result store of host '{old.get('host')}', this is '{mine['host']}': a store belongs "
+    old, host = read(store.con), socket.gethostname()
+    if old is not None and old.get("host") != host:
+        raise InputError(f"result store of host '{old.get('host')}', this is '{host}': a store belongs "
                          "to one machine; choose another --out and put both side by side with `deplbench compare`",
                          str(store.path))
-    with disk_errors(store.path):
-        _write(store.con, "machine", mine)
-    return mine
 
 
-def note_warmup(store, seconds: float, runs: int) -> None:
-    """Append one grid's warm-up (its seconds, outside every run's clock) to the store's ``warmups``."""
+def note_grid(store, warmup_s: float, runs: int) -> dict[str, Any]:
+    """Write this machine's record (refreshed: versions may have changed) and append the grid's warm-up.
+
+    Called once the fork server has started, so the thread variables are those the runs see.
+    """
     from deplbench.benchmarks.harness.rows import now
     from deplbench.benchmarks.harness.store import disk_errors
 
+    mine = record()
     warmups = read(store.con, "warmups") or []
-    warmups.append({"at": now().isoformat(timespec="seconds"), "warmup_s": round(seconds, 3), "runs": runs})
+    warmups.append({"at": now().isoformat(timespec="seconds"), "warmup_s": round(warmup_s, 3), "runs": runs})
     with disk_errors(store.path):
+        _write(store.con, "machine", mine)
         _write(store.con, "warmups", warmups[-50:])
+    return mine

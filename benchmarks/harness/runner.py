@@ -132,7 +132,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
         preload = grid_preload(todo)
         warm_up(preload)
         summary.warmup_s = warm_caches(todo, preload)
-        machine.note_warmup(store, summary.warmup_s, len(todo))
+        machine.note_grid(store, summary.warmup_s, len(todo))  # after the fork server: its thread variables
         local = workers if dask is None or dask[1] is not None else None  # parallel runs on this machine
         instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]
