@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "deplbench.cli.knapsack",      # reduce-knapsack
     "deplbench.cli.run",           # run, export-results
     "deplbench.cli.report",        # report
+    "deplbench.cli.compare",       # compare
     "deplbench.cli.library",       # library build|check
     "deplbench.cli.calibrate",     # train-curves, calibrate
 )
