@@ -57,19 +57,17 @@ def _binary_version(argv: list[str], pattern: str, env: dict | None = None) -> s
 def binaries() -> dict[str, dict[str, str | None]]:
     """The solver binaries of the ``mps`` method and the SCIP library of pyscipopt: {name: {path, version}}."""
     out: dict[str, dict[str, str | None]] = {}
-    with contextlib.suppress(Exception):
-        from deplbench.formulations.backends.mps import cbc_path
+    with contextlib.suppress(Exception):  # the paths the `mps` method uses (formulations/backends/mps.py)
+        from pulp.apis import coin_api
 
-        path = cbc_path()
+        path = os.path.normpath(coin_api.pulp_cbc_path)
         out["cbc"] = {"path": path, "version": _binary_version([path, "-quit"], r"Version:\s*(\S+)")}
     with contextlib.suppress(Exception):
         import highsbox
 
-        from deplbench.formulations.backends.mps import highs_path
-
         env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(
             p for p in (highsbox.highs_lib_dir(), os.environ.get("LD_LIBRARY_PATH", "")) if p)}
-        path = highs_path()
+        path = highsbox.highs_bin_path()
         out["highs"] = {"path": path, "version": _binary_version([path, "--version"], r"version\s+(\S+)", env)}
     with contextlib.suppress(Exception):
         import pyscipopt

@@ -142,7 +142,8 @@ def side_by_side(sets: list[ResultSet]) -> pd.DataFrame:
             if ratio is not None:
                 notes.append(f"time{tag} x{ratio:.2g}")
         cols["differences"].append(", ".join(notes))
-    return pd.DataFrame(cols)
+    out = pd.DataFrame(cols)
+    return out[[*KEYS, "differences", *[c for c in out.columns if c not in (*KEYS, "differences")]]]
 
 
 def _fmt(v: Any) -> str:
@@ -202,7 +203,7 @@ def write_compare(dirs: list[str | Path], out: str | Path) -> tuple[Path, Path, 
     n_diff = int((table["differences"] != "").sum())
     site = Site(out, "deplbench compare", nav=[("Comparison", "index.html")])
     site.start(plotly=False)
-    headers = {"label": "Method", "differences": "Differences against set 0"}
+    headers = {"experiment": "Experiment", "label": "Method", "differences": "Differences against set 0"}
     for i in range(len(sets)):
         for c, word in (("status", "status"), ("cost", "certified cost"), ("time_s", "time (s)"),
                         ("spread", "spread (s)"), ("cpu_s", "CPU time (s)"), ("shared", "runs on a shared core")):

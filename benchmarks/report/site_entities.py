@@ -15,6 +15,7 @@ from deplbench.benchmarks.report.comparison import (
     per_instance,
     performance_ratios,
 )
+from deplbench.benchmarks.report.timings import timing_table
 from deplbench.benchmarks.site.charts import color, embed, style
 from deplbench.benchmarks.site.pages import Site, cards, kv, link_list
 from deplbench.benchmarks.site.tables import html_table
@@ -146,6 +147,9 @@ def method_page(site: Site, method: str, d: pd.DataFrame, refs: pd.DataFrame, mp
                                 "(worst first)", table_id="t2", links=links, best=False))
     else:
         parts.append("<p>Nowhere: it solves every instance it ran on at the reference cost.</p>")
+    parts += ["<h2>Timings</h2>", timing_table(g, "Per run: the method's time and CPU time, the run's wall and CPU "
+                                               "time (whole process tree), peak memory, load, cores", "t3",
+                                               {"instance": links["instance"]} if "instance" in links else None)]
     site.page(page, f"Method {method}", "".join(parts), crumbs=[("Overview", "index.html"),
                                                                 ("Methods", "methods/index.html")])
 
@@ -216,6 +220,9 @@ def instance_page(site: Site, name: str, runs: pd.DataFrame, refs: pd.DataFrame,
     parts.append("<h2>Every method's result</h2>")
     parts.append(html_table(tab, "One row per run; cost and quantile are the evaluator's (certified)",
                             table_id="t1", links={"method": links["method"]}))
+    parts += ["<h2>Timings</h2>", timing_table(runs, "Per run: the method's time and CPU time, the run's wall and "
+                                               "CPU time (whole process tree), peak memory, load, cores", "t2",
+                                               {"method": links["method"]})]
     fig = plan_chart(runs, inst)
     if fig is not None:
         parts.append("<h2>Plans</h2>")

@@ -1,0 +1,49 @@
+"""What the report says of its timings: each run's clocks (method, CPU, wall), load and shared cores, and which figures rest on shared cores.
+
+A run *shared a core* (column ``shared_core``, :mod:`deplbench.benchmarks.harness.timing`) when
+more runs than cores were in flight or the load average exceeded the cores: its wall-clock
+times may include waiting. :func:`timing_table` is the per-run table of the method and
+instance pages; :func:`shared_note` the sentence under a figure built from such runs.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from deplbench.benchmarks.site.tables import html_table
+
+#: the per-run timing columns shown on the method and instance pages
+TIMING_SHOWN = ("runtime_s", "method_cpu_s", "wall_s", "cpu_s", "peak_mem_mb", "load_start", "load_end",
+                "runs_beside", "cores", "shared_core")
+
+#: their headers in words
+TIMING_WORDS = {"runtime_s": "Method time (s)", "method_cpu_s": "Method CPU time (s)", "wall_s": "Run wall time (s)",
+                "cpu_s": "Run CPU time, process tree (s)", "peak_mem_mb": "Peak memory (MB)",
+                "load_start": "Load at start", "load_end": "Load at end", "runs_beside": "Runs beside it",
+                "cores": "Cores it could use", "shared_core": "Shared a core", "repetition": "Repetition"}
+
+
+def shared_runs(d: pd.DataFrame) -> pd.Series:
+    """Rows that shared a core (missing: a store older than the flag, counted as not known)."""
+    if "shared_core" not in d.columns:
+        return pd.Series(False, index=d.index)
+    return d["shared_core"].astype("boolean").fillna(False).astype(bool)
+
+
+def shared_note(d: pd.DataFrame, what: str = "these times") -> str:
+    """One sentence: how many of the runs behind ``what`` shared a core ("" when none or unknown)."""
+    n = int(shared_runs(d).sum())
+    if not n:
+        return ""
+    return (f"{n} of the {len(d)} runs behind {what} shared a core (more runs than cores, or a load above the "
+            "cores): their wall-clock times may include waiting; compare their CPU time (method_cpu_s).")
+
+
+def timing_table(runs: pd.DataFrame, caption: str, table_id: str, links: dict | None = None,
+                 keys: tuple[str, ...] = ("method", "instance")) -> str:
+    """The runs' clocks, memory, load and shared-core flag as an HTML table, with the shared-core note."""
+    cols = [c for c in (*keys, "repetition", *TIMING_SHOWN) if c in runs.columns]
+    tab = runs[cols].sort_values([c for c in keys if c in cols])
+    note = shared_note(runs, "this table")
+    return html_table(tab, caption, table_id=table_id, links=links, best=False,
+                      headers=TIMING_WORDS) + (f"<p>{note}</p>" if note else "")
