@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import pandas as pd
+
 #: The timing columns of table ``runs`` (part of :data:`deplbench.benchmarks.harness.store.RUN_COLUMNS`).
 TIMING_COLUMNS: dict[str, str] = {
     "cpu_user_s": "DOUBLE",  # user seconds of the run's whole process tree (the span of wall_s)
@@ -87,6 +89,26 @@ def columns(cpu: tuple[float, float] | None, load_start: float | None, beside: i
     return {"cpu_user_s": user, "cpu_sys_s": system, "cpu_s": None if cpu is None else user + system,
             "load_start": load_start, "load_end": load_end, "runs_beside": beside, "cores": n_cores,
             "shared_core": shared(beside, n_cores, (load_start, load_end))}
+
+
+#: a run counts as single-threaded when its method's CPU time is at most this factor of its time (plus
+#: :data:`SINGLE_FLOOR_S`): it kept at most one core busy on average
+SINGLE_FACTOR, SINGLE_FLOOR_S = 1.05, 0.02
+
+
+def method_time(d: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The time of each run's method that figures use, and its basis (``cpu`` or ``wall``).
+
+    ``cpu``: ``method_cpu_s``, for a run asked for one thread (``p_threads``) whose CPU time shows it
+    used at most one core: waiting for a shared core does not count in it. ``wall``: ``runtime_s``,
+    for a multi-threaded run and a store older than the CPU column. A method that waits without
+    computing (sleep, network) is single-threaded by this rule too, and its waits then do not count.
+    """
+    wall = pd.to_numeric(d["runtime_s"], errors="coerce") if "runtime_s" in d else pd.Series(float("nan"), d.index)
+    cpu = pd.to_numeric(d["method_cpu_s"], errors="coerce") if "method_cpu_s" in d else pd.Series(float("nan"), d.index)
+    threads = pd.to_numeric(d["p_threads"], errors="coerce").fillna(1) if "p_threads" in d else 1
+    single = (threads == 1) & cpu.notna() & wall.notna() & (cpu <= wall * SINGLE_FACTOR + SINGLE_FLOOR_S)
+    return cpu.where(single, wall), pd.Series(["cpu" if x else "wall" for x in single], index=d.index)
 
 
 def with_workers(row: dict[str, Any], workers: int | None) -> dict[str, Any]:

@@ -36,7 +36,17 @@ def shared_note(d: pd.DataFrame, what: str = "these times") -> str:
     if not n:
         return ""
     return (f"{n} of the {len(d)} runs behind {what} shared a core (more runs than cores, or a load above the "
-            "cores): their wall-clock times may include waiting; compare their CPU time (method_cpu_s).")
+            "cores): wall-clock times from them may include waiting for a core, CPU times (method_cpu_s) do not.")
+
+
+def basis_note(d: pd.DataFrame) -> str:
+    """One sentence: which time the figures use (CPU time for single-threaded runs, else wall clock)."""
+    if "time_basis" not in d.columns or d.empty:
+        return "Times are the method's wall-clock runtime (runtime_s)."
+    n_cpu = int((d["time_basis"] == "cpu").sum())
+    return (f"Times: the CPU time of the method's call (method_cpu_s) for the {n_cpu} single-threaded runs of "
+            f"{len(d)} (one thread asked, at most one core used), the wall-clock runtime (runtime_s) for the "
+            "others; unsolved runs are charged their time limit.")
 
 
 def timing_table(runs: pd.DataFrame, caption: str, table_id: str, links: dict | None = None,

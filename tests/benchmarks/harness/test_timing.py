@@ -47,3 +47,13 @@ def test_rows_of_a_grid_carry_the_timing_columns(tmp_path):
         assert r.cores == len(os.sched_getaffinity(0)) and r.workers == 3
         assert 0 <= r.runs_beside <= 2
         assert r.shared_core == (3 > r.cores or r.runs_beside + 1 > r.cores or max(r.load_start, r.load_end) > r.cores)
+
+
+def test_method_time_uses_cpu_time_for_single_threaded_runs_only():
+    import pandas as pd
+
+    d = pd.DataFrame({"runtime_s": [1.0, 1.0, 1.0, 1.0], "method_cpu_s": [0.4, 3.5, 0.4, None],
+                      "p_threads": [1, 4, 4, 1]})
+    t, basis = timing.method_time(d)
+    assert list(basis) == ["cpu", "wall", "wall", "wall"]  # waited for a core; 4 threads used; asked 4; old store
+    assert list(t) == [0.4, 1.0, 1.0, 1.0]
