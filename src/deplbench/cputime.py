@@ -4,9 +4,10 @@ Two views, each a lower bound of the true figure, which :mod:`deplbench.watch` c
 
 * :func:`own_and_reaped` is read by the child itself, just before it sends its result:
   ``getrusage`` of the process (all its threads) plus every descendant it has waited for;
-* :func:`tree` is polled by the watcher: for the child and each live descendant, its own time
-  plus the time of the descendants it has reaped (``/proc/PID/stat`` through psutil). A
-  descendant that ended unreaped between two polls (an orphan) is lost, at most a poll's worth.
+* :func:`group` is polled by the watcher: for each live process of the run's process group (the
+  child, its descendants, orphans included), its own time plus the time of the children it has
+  reaped (``/proc/PID/stat``). An orphan that ended between two polls is lost, at most a poll's
+  worth; a descendant that left the group (``setsid``) is not counted.
 
 A process killed by a limit sends nothing: the watcher's last poll, taken just before the kill,
 is its figure.
@@ -14,11 +15,12 @@ is its figure.
 
 from __future__ import annotations
 
-import contextlib
+import os
 import resource
 
 #: (user seconds, system seconds)
 CpuTimes = tuple[float, float]
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def own_and_reaped() -> CpuTimes:
@@ -27,22 +29,33 @@ def own_and_reaped() -> CpuTimes:
     return me.ru_utime + kids.ru_utime, me.ru_stime + kids.ru_stime
 
 
-def tree(pid: int) -> CpuTimes | None:
-    """User and system seconds of ``pid``, its live descendants and the children each has reaped."""
-    import psutil
+def group(pgid: int) -> CpuTimes | None:
+    """User and system seconds of the live processes of group ``pgid`` and the children each has reaped.
 
+    One pass over ``/proc/*/stat`` (about 2 ms for 150 processes; psutil's tree walk takes 20 times
+    longer): a watched run is its own process group, orphans included. None when the group is empty.
+    """
+    user = system = 0
+    found = False
     try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
+        names = os.listdir("/proc")
+    except OSError:
         return None
-    user = system = 0.0
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            t = p.cpu_times()
-            user += t.user + t.children_user
-            system += t.system + t.children_system
-    return user, system
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+            rest = data[data.rindex(b")") + 2:].split()  # after the command name, which may hold spaces
+            if int(rest[2]) != pgid:
+                continue
+            user += int(rest[11]) + int(rest[13])  # utime + cutime
+            system += int(rest[12]) + int(rest[14])  # stime + cstime
+            found = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return (user / _TICK, system / _TICK) if found else None
 
 
 def larger(a: CpuTimes | None, b: CpuTimes | None) -> CpuTimes | None:

@@ -322,6 +322,7 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     try:
         msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop, cpu)
     finally:
+        cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])  # descendants still alive count too
         kill_group(proc)  # whatever the child started dies with it, also on success
         proc.join(timeout=10)
         with _LIVE_LOCK:
@@ -350,8 +351,7 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
            cpu: list | None = None):
     """Wait for the child's message, its death or a limit; returns (message, killed, peak MB).
 
-    ``cpu[0]`` holds the last reading of the tree's CPU time, taken every :data:`CPU_POLL_S` and
-    just before a kill.
+    ``cpu[0]``: the last reading of the group's CPU time, every :data:`CPU_POLL_S` and before a kill.
     """
     killed, peak, next_mem, asked, next_cpu = None, 0.0, 0.0, False, CPU_POLL_S
     cpu = [None] if cpu is None else cpu
@@ -364,7 +364,7 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
                     os.killpg(proc.pid, signal.SIGINT)
                 asked = True
             elif time.perf_counter() > stop.at + stop.grace_s:
-                cpu[0] = cputime.larger(cputime.tree(proc.pid), cpu[0])
+                cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
                 kill_group(proc)
                 return None, Outcome.INTERRUPTED, peak
         ready = wait([recv, proc.sentinel], timeout=POLL_S)
@@ -387,13 +387,13 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
             next_mem = elapsed + MEM_POLL_S
         peak = max(peak, rss or 0.0)
         if elapsed >= next_cpu:
-            cpu[0] = cputime.larger(cputime.tree(proc.pid), cpu[0])
+            cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
             next_cpu = elapsed + CPU_POLL_S
         if elapsed > wall_limit_s:
             killed = Outcome.TIMEOUT
         elif memory_limit_mb and rss is not None and rss > memory_limit_mb:
             killed = Outcome.MEMORY
         if killed:
-            cpu[0] = cputime.larger(cputime.tree(proc.pid), cpu[0])
+            cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
             kill_group(proc)
             return None, killed, peak

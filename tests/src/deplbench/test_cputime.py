@@ -65,10 +65,10 @@ def test_killed_run_gets_the_reading_taken_before_the_kill(tmp_path, monkeypatch
     assert sum(w.cpu) >= float(log.read_text()) - 0.05  # at least what the child last saw of its own time
 
 
-def test_tree_sums_live_descendants():
+def test_group_sums_reaped_children():
     proc = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
                              f"subprocess.run([sys.executable, '-c', {_BURN!r}, '0.5'])\n"
-                             "import time; time.sleep(30)"])
+                             "import time; time.sleep(30)"], start_new_session=True)
     try:
         import psutil
 
@@ -76,15 +76,33 @@ def test_tree_sums_live_descendants():
         while time.time() < deadline:  # the grandchild has burned its share and been reaped
             kids = psutil.Process(proc.pid).children()
             if not kids:
-                t = cputime.tree(proc.pid)
+                t = cputime.group(proc.pid)
                 if t is not None and sum(t) >= 0.5:
                     break
             time.sleep(0.05)
-        assert sum(cputime.tree(proc.pid)) >= 0.5  # the Python child's reaped grandchild is in its children_*
+        assert sum(cputime.group(proc.pid)) >= 0.5  # the Python child's reaped grandchild is in its children_*
     finally:
         proc.kill()
         proc.wait()
-    assert cputime.tree(proc.pid) is None  # a process that is gone: no reading
+    assert cputime.group(proc.pid) is None  # a group that is gone: no reading
+
+
+def test_group_counts_an_orphan():
+    """A descendant whose parent has exited (reparented, unreaped by the run) is still in the run's group."""
+    proc = subprocess.Popen([sys.executable, "-c", "import subprocess, sys\n"
+                             f"subprocess.Popen([sys.executable, '-c', {_BURN!r} + 'import time; time.sleep(30)', '0.5'])"],
+                            start_new_session=True)
+    proc.wait()  # the parent is gone; its child burns on in the group
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and sum(cputime.group(proc.pid) or (0, 0)) < 0.5:
+            time.sleep(0.05)
+        assert sum(cputime.group(proc.pid) or (0, 0)) >= 0.5
+    finally:
+        import os
+        import signal
+
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_larger_prefers_the_bigger_total():
