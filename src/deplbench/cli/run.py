@@ -80,8 +80,25 @@ def cmd_export(args) -> int:
         check_output_dir(args.out)
     with Store(args.dir, read_only=True) as store:
         paths = store.export(args.format, args.out)
+        paths += export_machine(store, Path(args.out) if args.out else Path(args.dir))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
+
+
+def export_machine(store, out: Path) -> list[Path]:
+    """Write the store's machine record and warm-ups as ``out/machine.json`` (none in an older store)."""
+    import json
+
+    from deplbench.benchmarks.harness import machine
+    from deplbench.files import write_text_atomic
+
+    rec = machine.read(store.con)
+    if rec is None:
+        return []
+    target = out / "machine.json"
+    write_text_atomic(json.dumps({**rec, "warmups": machine.read(store.con, "warmups") or []}, indent=1,
+                                 sort_keys=True) + "\n", target)
+    return [target]
 
 
 def register(subparsers) -> None:

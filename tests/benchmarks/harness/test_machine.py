@@ -61,3 +61,21 @@ def test_old_store_gains_the_timing_columns(tmp_path):
         df = store.runs()
     assert {"cpu_s", "cpu_user_s", "load_start", "shared_core"} <= set(df.columns)
     assert df["cpu_s"].isna().all()
+
+
+def test_export_has_the_columns_and_the_machine_record(tmp_path):
+    import json
+
+    import pandas as pd
+
+    from deplbench.cli import main
+
+    path = config(tmp_path, [solver("harness-busy", seconds=0.2)], seeds=(0,), harness="grace = 5.0\neval_samples = 100")
+    run_config(path, tmp_path / "out", workers=1, progress=False, report=False)
+    assert main(["export-results", str(tmp_path / "out"), "--format", "csv", "--out", str(tmp_path / "x")]) == 0
+    runs = pd.read_csv(tmp_path / "x" / "runs.csv")
+    for col in ("cpu_s", "cpu_user_s", "method_cpu_s", "wall_s", "load_start", "load_end", "runs_beside", "cores",
+                "workers", "shared_core", "peak_mem_mb"):
+        assert runs[col].notna().all(), col
+    rec = json.loads((tmp_path / "x" / "machine.json").read_text())
+    assert rec["ram_mb"] > 0 and rec["binaries"]["cbc"]["version"] and len(rec["warmups"]) == 1
