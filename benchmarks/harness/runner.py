@@ -143,7 +143,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
             for row in results:
                 if row is None:  # not started: the grid was stopped first
                     continue
-                store.put_run(timing.with_workers(row, local))
+                store.put_run(timing.with_workers(row, local, counted=dask is None))
                 summary.counts[row["harness_status"]] += 1
                 if on_row is not None:
                     on_row(row)

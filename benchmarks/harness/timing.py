@@ -111,11 +111,15 @@ def method_time(d: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return cpu.where(single, wall), pd.Series(["cpu" if x else "wall" for x in single], index=d.index)
 
 
-def with_workers(row: dict[str, Any], workers: int | None) -> dict[str, Any]:
-    """``row`` with the grid's parallel workers, and ``shared_core`` also when they outnumber the cores."""
+def with_workers(row: dict[str, Any], workers: int | None, counted: bool = True) -> dict[str, Any]:
+    """``row`` with the grid's parallel workers on this machine.
+
+    ``counted``: the runs beside it were counted (the harness's own threads); otherwise (Dask
+    workers, each a process of its own) more workers than cores marks ``shared_core``.
+    """
     if workers is None:
         return row
     row["workers"] = workers
-    if row.get("cores") and workers > row["cores"]:
+    if not counted and row.get("cores") and workers > row["cores"]:
         row["shared_core"] = True
     return row

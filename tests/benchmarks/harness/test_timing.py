@@ -46,7 +46,14 @@ def test_rows_of_a_grid_carry_the_timing_columns(tmp_path):
         assert r.load_start >= 0 and r.load_end >= 0
         assert r.cores == len(os.sched_getaffinity(0)) and r.workers == 3
         assert 0 <= r.runs_beside <= 2
-        assert r.shared_core == (3 > r.cores or r.runs_beside + 1 > r.cores or max(r.load_start, r.load_end) > r.cores)
+        assert r.shared_core == (r.runs_beside + 1 > r.cores or max(r.load_start, r.load_end) > r.cores)
+
+
+def test_workers_mark_shared_cores_only_where_runs_were_not_counted():
+    row = {"cores": 2, "shared_core": False}
+    assert timing.with_workers(dict(row), 3)["shared_core"] is False  # threads: runs_beside decides
+    assert timing.with_workers(dict(row), 3, counted=False)["shared_core"] is True  # Dask processes
+    assert timing.with_workers(dict(row), 2, counted=False)["shared_core"] is False
 
 
 def test_method_time_uses_cpu_time_for_single_threaded_runs_only():
