@@ -49,11 +49,38 @@ def basis_note(d: pd.DataFrame) -> str:
             "others; unsolved runs are charged their time limit.")
 
 
+def repetitions(runs: pd.DataFrame, keys: tuple[str, ...] = ("method", "instance")) -> pd.DataFrame:
+    """Per (method, instance) timed more than once: the repetitions, median and spread of the time figures use.
+
+    The time is ``clock_s`` (CPU time where single-threaded, :func:`basis_note`), else ``runtime_s``;
+    the spread is max - min, and relative to the median.
+    """
+    col = "clock_s" if "clock_s" in runs.columns else "runtime_s"
+    keys = tuple(k for k in keys if k in runs.columns)
+    if col not in runs.columns or not keys:
+        return pd.DataFrame()
+    t = runs.assign(_t=pd.to_numeric(runs[col], errors="coerce"))
+    g = t.groupby(list(keys))["_t"].agg(["count", "median", "min", "max"])
+    g = g[g["count"] > 1]
+    if g.empty:
+        return pd.DataFrame()
+    out = g.rename(columns={"count": "repetitions", "median": "median_s", "min": "min_s", "max": "max_s"})
+    out["spread_s"] = out["max_s"] - out["min_s"]
+    out["relative_spread"] = out["spread_s"] / out["median_s"]
+    return out.reset_index()
+
+
 def timing_table(runs: pd.DataFrame, caption: str, table_id: str, links: dict | None = None,
                  keys: tuple[str, ...] = ("method", "instance")) -> str:
     """The runs' clocks, memory, load and shared-core flag as an HTML table, with the shared-core note."""
     cols = [c for c in (*keys, "repetition", *TIMING_SHOWN) if c in runs.columns]
     tab = runs[cols].sort_values([c for c in keys if c in cols])
     note = shared_note(runs, "this table")
-    return html_table(tab, caption, table_id=table_id, links=links, best=False,
-                      headers=TIMING_WORDS) + (f"<p>{note}</p>" if note else "")
+    out = html_table(tab, caption, table_id=table_id, links=links, best=False,
+                     headers=TIMING_WORDS) + (f"<p>{note}</p>" if note else "")
+    reps = repetitions(runs, keys)
+    if len(reps):
+        out += html_table(reps, "Repeated timings: median and spread (max - min) over the repetitions of the "
+                          "time the figures use (CPU time where single-threaded)", table_id=f"{table_id}r",
+                          links=links, best=False)
+    return out

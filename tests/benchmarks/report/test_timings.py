@@ -37,3 +37,14 @@ def test_notes_name_the_basis_and_the_shared_runs():
     assert shared_note(_runs([False] * 3)) == ""
     html = timing_table(d, "t", "t1")
     assert "Shared a core" in html and "2 of the 4 runs" in html
+
+
+def test_repetitions_give_median_and_spread():
+    from deplbench.benchmarks.report.timings import repetitions
+
+    d = pd.DataFrame({"method": ["a", "a", "a", "b"], "instance": "i", "clock_s": [1.0, 3.0, 2.0, 5.0]})
+    r = repetitions(d).set_index("method")
+    assert list(r.index) == ["a"]  # b ran once: no spread to give
+    assert (r.loc["a", "repetitions"], r.loc["a", "median_s"], r.loc["a", "spread_s"]) == (3, 2.0, 2.0)
+    assert r.loc["a", "relative_spread"] == 1.0
+    assert "Repeated timings" in timing_table(d, "t", "t1")
