@@ -40,15 +40,15 @@ class ResultSet:
     machine: dict[str, Any]
 
 
-def load_set(root: str | Path) -> ResultSet:
-    """Read the store of the folder ``root`` (read-only)."""
+def load_set(root: str | Path, name: str | None = None) -> ResultSet:
+    """Read the store of the folder ``root`` (read-only); ``name``: how the tables call the folder."""
     from deplbench.benchmarks.harness import machine
     from deplbench.benchmarks.harness.store import Store
 
     root = Path(root)
     with Store(root, read_only=True) as store:
         runs, rec = store.runs(), machine.read(store.con) or {}
-    return ResultSet(_name(root, runs, rec), root, runs, rec)
+    return ResultSet(_name(Path(name) if name else root, runs, rec), Path(name) if name else root, runs, rec)
 
 
 def _first(runs: pd.DataFrame, col: str) -> str | None:
@@ -188,13 +188,16 @@ def markdown(sets: list[ResultSet], table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_compare(dirs: list[str | Path], out: str | Path) -> tuple[Path, Path, int]:
-    """Write ``out/compare.md`` and the page ``out/index.html``; (page, Markdown file, rows with differences)."""
+def write_compare(dirs: list[str | Path], out: str | Path, names: list[str] | None = None) -> tuple[Path, Path, int]:
+    """Write ``out/compare.md`` and the page ``out/index.html``; (page, Markdown file, rows with differences).
+
+    ``names``: how the tables call each folder (default: its path), e.g. the archive it was unpacked from.
+    """
     from deplbench.benchmarks.site.pages import Site, cards, kv
     from deplbench.benchmarks.site.tables import html_table
     from deplbench.files import write_text_atomic
 
-    sets = [load_set(d) for d in dirs]
+    sets = [load_set(d, n) for d, n in zip(dirs, names or [None] * len(dirs), strict=True)]
     table = side_by_side(sets)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

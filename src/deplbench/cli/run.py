@@ -81,6 +81,12 @@ def cmd_export(args) -> int:
     with Store(args.dir, read_only=True) as store:
         paths = store.export(args.format, args.out)
         paths += export_machine(store, Path(args.out) if args.out else Path(args.dir))
+    if args.bundle:
+        from deplbench.benchmarks.harness.bundle import SUFFIX, write_bundle
+
+        folder = Path(args.dir).resolve()
+        out = Path(args.out) if args.out else folder
+        paths.append(write_bundle(folder, paths, out / f"{folder.name}{SUFFIX}"))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -120,6 +126,8 @@ def register(subparsers) -> None:
     s.add_argument("dir", help="output folder of `deplbench run`")
     s.add_argument("--format", required=True, choices=["parquet", "csv"])
     s.add_argument("--out", default=None, help="folder of the exported files (default: DIR)")
+    s.add_argument("--bundle", action="store_true", help="also pack the store, the exported files, machine.json "
+                   "and the report into one DIRNAME.tar.gz (`deplbench compare` opens it)")
     s.set_defaults(func=cmd_export)
 
 

@@ -79,3 +79,21 @@ def test_time_change_beyond_the_spread_only():
     assert time_changed(_r(1.0, 0.9, 1.1), _r(3.0, 2.8, 3.2)) == pytest.approx(3.0)
     assert time_changed(_r(1.0, 0.5, 2.5), _r(3.0, 2.8, 3.2)) is None  # a wide spread absorbs it
     assert time_changed(_r(0.01, 0.01, 0.01), _r(0.04, 0.04, 0.04)) is None  # below the timer floor
+
+
+def test_an_exported_bundle_opens_in_compare(two_stores, tmp_path, capsys):
+    """``export-results --bundle`` packs a folder into one archive that another user compares as it is."""
+    tmp, _ = two_stores
+    assert main(["export-results", str(tmp / "b"), "--format", "parquet", "--bundle", "--out", str(tmp_path)]) == 0
+    archive = tmp_path / "b.tar.gz"
+    import tarfile
+
+    names = set(tarfile.open(archive).getnames())
+    assert {"results.duckdb", "runs.parquet", "instances.parquet", "machine.json"} <= names
+    assert main(["compare", str(tmp / "a"), str(archive), "--out", str(tmp_path / "cmp")]) == 0
+    assert "2 rows differ" in capsys.readouterr().out
+    assert "b.tar.gz" in (tmp_path / "cmp" / "compare.md").read_text()
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(b"not an archive")
+    assert main(["compare", str(tmp / "a"), str(bad), "--out", str(tmp_path / "cmp2")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
