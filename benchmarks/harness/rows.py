@@ -99,7 +99,7 @@ def spec_columns(spec: RunSpec, instance=None) -> dict[str, Any]:
         "run_key": spec.key, "config": spec.config, "experiment": spec.experiment, "family": spec.family,
         "instance_params": json.dumps(spec.instance_params, sort_keys=True), "instance_seed": spec.instance_seed,
         "solver": spec.solver, "label": spec.label or None, "params": json.dumps(p, sort_keys=True, default=str),
-        "repetition": spec.repetition, "wall_limit_s": spec.wall_limit_s,
+        "repetition": spec.repetition, "timing": spec.timing, "wall_limit_s": spec.wall_limit_s,
         "memory_limit_mb": spec.memory_limit_mb or None,
     }
     if instance is not None:

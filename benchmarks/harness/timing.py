@@ -31,6 +31,7 @@ TIMING_COLUMNS: dict[str, str] = {
     "cores": "INTEGER",  # CPUs the run could use (affinity)
     "workers": "INTEGER",  # parallel runs of the grid on this machine (NULL on a remote Dask cluster)
     "shared_core": "BOOLEAN",  # more runs than cores or a load above the cores: its times may include waiting
+    "timing": "INTEGER",  # which repeated timing of the same run (harness ``timings``), 0 the first
 }
 
 _LOCK = threading.Lock()

@@ -20,7 +20,8 @@ TIMING_SHOWN = ("runtime_s", "method_cpu_s", "wall_s", "cpu_s", "peak_mem_mb", "
 TIMING_WORDS = {"runtime_s": "Method time (s)", "method_cpu_s": "Method CPU time (s)", "wall_s": "Run wall time (s)",
                 "cpu_s": "Run CPU time, process tree (s)", "peak_mem_mb": "Peak memory (MB)",
                 "load_start": "Load at start", "load_end": "Load at end", "runs_beside": "Runs beside it",
-                "cores": "Cores it could use", "shared_core": "Shared a core", "repetition": "Repetition"}
+                "cores": "Cores it could use", "shared_core": "Shared a core", "repetition": "Repetition",
+                "timing": "Timing"}
 
 
 def shared_runs(d: pd.DataFrame) -> pd.Series:
@@ -73,7 +74,7 @@ def repetitions(runs: pd.DataFrame, keys: tuple[str, ...] = ("method", "instance
 def timing_table(runs: pd.DataFrame, caption: str, table_id: str, links: dict | None = None,
                  keys: tuple[str, ...] = ("method", "instance")) -> str:
     """The runs' clocks, memory, load and shared-core flag as an HTML table, with the shared-core note."""
-    cols = [c for c in (*keys, "repetition", *TIMING_SHOWN) if c in runs.columns]
+    cols = [c for c in (*keys, "repetition", "timing", *TIMING_SHOWN) if c in runs.columns]
     tab = runs[cols].sort_values([c for c in keys if c in cols])
     note = shared_note(runs, "this table")
     out = html_table(tab, caption, table_id=table_id, links=links, best=False,
