@@ -131,14 +131,15 @@ def method_page(site: Site, method: str, d: pd.DataFrame, refs: pd.DataFrame, mp
     lost = tab[(tab["ratio"] > 1 + 1e-6) | ~tab["solved"]] if len(tab) else tab
     parts = [cards([(str(len(g)), "runs"), (str(len(mine)), "instances"), (str(int(mine["solved"].sum())), "solved"),
                     (str(wins), "cheapest (ties count)"), (str(fast), "fastest among solvers"),
-                    (f"{shifted_geomean(mine['ttime']):.3g} s" if len(mine) else "-", "shifted geo. mean time")]),
+                    (f"{shifted_geomean(mine['ttime']):.3g} s" if len(mine) else "-", "shifted geo. mean time (CPU where single-threaded)")]),
              "<h2>Parameters</h2>", kv([("solver", solver), ("kind", str(g["solver_kind"].dropna().iloc[0])
                                                               if g["solver_kind"].notna().any() else "-")] + params)]
     if variants:
         parts += ["<h2>Variants of the same solver</h2>", link_list(variants, page)]
     parts.append("<h2>Results per instance</h2>")
     parts.append(html_table(tab.rename(columns={"ttime": "time_s"}), "Its certified cost beside the best cost of "
-                            "any method on the instance; ratio = cost / reference (proven optimum, else best known)",
+                            "any method on the instance; ratio = cost / reference (proven optimum, else best known); "
+                            "time: the method's CPU time where single-threaded, else its wall clock (Timings below)",
                             table_id="t1", links=links, best=False))
     parts.append("<h2>Where it loses</h2>")
     if len(lost):
