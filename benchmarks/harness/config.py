@@ -29,6 +29,7 @@ HARNESS_DEFAULTS: dict[str, Any] = {
     "eval_samples": 20_000,  # Monte-Carlo samples of the re-evaluation
     "oos_samples": 100_000,  # out-of-sample check of SAA plans
     "repetitions": 1,
+    "timings": 1,  # repeated timings of each run, same seed, each its own row (column ``timing``)
 }
 TOP_KEYS = {"description", "harness", "experiments"}
 EXPERIMENT_KEYS = {"name", "description", "instances", "solvers", *HARNESS_DEFAULTS}
@@ -59,6 +60,8 @@ class RunSpec:
     extra: dict[str, Any] = field(default_factory=dict)
     #: ``solver[k=v,...]`` from the declared variant parameters (the report's method name)
     label: str = ""
+    #: which repeated timing of the same run (harness ``timings``; 0: the first)
+    timing: int = 0
 
     @property
     def instance_id(self) -> str:
@@ -142,25 +145,29 @@ def expand(data: Mapping[str, Any], name: str, src: str = "<config>") -> Config:
         h = _harness({k: v for k, v in exp.items() if k in HARNESS_DEFAULTS}, dict(harness), src, at)
         insts = _instance_grid(exp.get("instances"), src, f"{at}.instances")
         solvers = _solver_grid(exp.get("solvers"), src, f"{at}.solvers")
-        for (fam, fmod, ip, igiven, seed), (sol, smod, sp, sgiven, label), rep in itertools.product(
-                insts, solvers, range(h["repetitions"])):
+        for (fam, fmod, ip, igiven, seed), (sol, smod, sp, sgiven, label), rep, timing in itertools.product(
+                insts, solvers, range(h["repetitions"]), range(h["timings"])):
             params = dict(sp)
             params["seed"] = int(params.get("seed", COMMON_DEFAULTS["seed"])) + rep
             # the key hashes what the config gives, so that it survives a change of defaults
-            key = run_key(ename, fam, igiven, seed, sol, {**sgiven, "seed": params["seed"]}, rep)
+            key = run_key(ename, fam, igiven, seed, sol, {**sgiven, "seed": params["seed"]}, rep, timing)
             runs.append(RunSpec(key, name, ename, fam, fmod, ip, seed, sol, smod, params, rep,
                                 float(h["grace"]), float(h["memory_limit_mb"]), int(h["eval_samples"]),
-                                int(h["oos_samples"]), label=label))
+                                int(h["oos_samples"]), label=label, timing=timing))
     seen: set[str] = set()
     unique = [r for r in runs if not (r.key in seen or seen.add(r.key))]
     return Config(name, src, str(data.get("description", "")), unique)
 
 
 def run_key(experiment: str, family: str, instance_params: Mapping[str, Any], seed: int, solver: str,
-            params: Mapping[str, Any], repetition: int) -> str:
-    """Deterministic key of a run: a hash of everything that defines it (not of the limits)."""
-    text = _canon({"experiment": experiment, "family": family, "instance_params": instance_params,
-                   "instance_seed": seed, "solver": solver, "params": params, "repetition": repetition})
+            params: Mapping[str, Any], repetition: int, timing: int = 0) -> str:
+    """Deterministic key of a run: a hash of everything that defines it (not of the limits).
+
+    A repeated timing (``timing`` > 0) adds its index; the first keeps the key it always had.
+    """
+    what = {"experiment": experiment, "family": family, "instance_params": instance_params,
+            "instance_seed": seed, "solver": solver, "params": params, "repetition": repetition}
+    text = _canon({**what, "timing": timing} if timing else what)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -180,7 +187,7 @@ def _keys(table: Mapping[str, Any], allowed: set[str], src: str, at: str) -> Non
 #: Valid range of each harness setting (docs/reliability.md): a value outside is one line, before any run.
 HARNESS_RANGES: dict[str, tuple[float, float]] = {
     "grace": (0.0, 3600.0), "memory_limit_mb": (0.0, 1e7), "eval_samples": (0, 10_000_000),
-    "oos_samples": (0, 10_000_000), "repetitions": (1, 1000),
+    "oos_samples": (0, 10_000_000), "repetitions": (1, 1000), "timings": (1, 100),
 }
 
 

@@ -15,13 +15,14 @@ import numpy as np
 import pandas as pd
 
 from deplbench.benchmarks.harness.store import RUN_COLUMNS
+from deplbench.benchmarks.harness.timing import method_time
 from deplbench.registry import COMMON_PARAMS
 
 SHIFT_S = 10.0  # shift of the shifted geometric mean of time (Mittelmann)
 TIE_RTOL = 1e-6  # costs this close count as a tie (both win)
 #: parameters that never distinguish variants (limits, seeds, threads): not a factor of a study
 NON_FACTORS = tuple(f"p_{p.name}" for p in COMMON_PARAMS)
-DERIVED = ("method", "network", "timed_out", "solved", "ttime", "verdict")
+DERIVED = ("method", "network", "timed_out", "solved", "clock_s", "time_basis", "ttime", "verdict")
 
 
 def ensure_columns(df: pd.DataFrame) -> pd.DataFrame:
@@ -62,8 +63,11 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     ``method`` is the stored label ``solver[k=v,...]``; ``network`` the paper network the
     family declares (its ``network`` tag). ``solved``: the harness finished, the evaluator
     certifies the plan feasible, and an exact method also proved optimality, or an SAA method
-    optimality for its sample (status ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict). ``ttime``: the time used for means and profiles, the runtime when solved and
-    the time limit otherwise (unsolved runs are charged the limit, as in Mittelmann's tables).
+    optimality for its sample (status ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict).
+    ``clock_s``: the method's time that figures use, CPU time for single-threaded runs and wall-clock
+    otherwise (``time_basis``, :func:`~deplbench.benchmarks.harness.timing.method_time`). ``ttime``:
+    the time used for means and profiles, ``clock_s`` when solved and the time limit otherwise
+    (unsolved runs are charged the limit, as in Mittelmann's tables).
     """
     d = ensure_columns(df)
     if d.empty:
@@ -78,7 +82,8 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     ok_status = np.where(needs_opt, d["status"] == "optimal", d["status"].isin(["optimal", "feasible"]))
     d["solved"] = (d["harness_status"] == "ok") & feas & ok_status
     limit = pd.to_numeric(d["p_time_limit"], errors="coerce")
-    run = pd.to_numeric(d["runtime_s"], errors="coerce")
+    run, d["time_basis"] = method_time(d)  # CPU time where single-threaded (harness/timing.py)
+    d["clock_s"] = run
     fallback = run.fillna(pd.to_numeric(d["wall_s"], errors="coerce"))
     d["ttime"] = np.where(d["solved"], run, limit.fillna(fallback))
     d["verdict"] = verdicts(d)

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from deplbench import watch
+from deplbench.benchmarks.harness import timing
 from deplbench.benchmarks.harness.config import RunSpec
 from deplbench.benchmarks.harness.forkctx import CONTEXT
 from deplbench.benchmarks.harness.rows import (
@@ -52,7 +53,9 @@ def _run_body(spec: RunSpec, instance_json: dict) -> dict[str, Any]:
     payload["row"].update(instance_columns(inst))
     registry.SOLVER_MODULES.setdefault(spec.solver, spec.solver_module)
     kind = registry.get_solver(spec.solver).kind
+    cpu0 = timing.rusage_cpu()
     res = registry.solve(spec.solver, inst, dict(spec.params))
+    payload["row"]["method_cpu_s"] = timing.rusage_cpu() - cpu0
     payload["row"].update(result_columns(spec, inst, res, kind))
     if res.status == Status.ERROR:
         memory = "MemoryError" in (res.message or "")
@@ -201,8 +204,11 @@ def execute(spec: RunSpec, instance_json: dict | None, preload: Iterable[str] = 
         row.update(harness_columns(outcome, 0.0, None, instance_error, started, now()))
         row["status"] = _STATUS_OF.get(outcome, Status.ERROR)
         return row
-    w = watch.call(_context(preload), _run_body, (spec, instance_json), wall_limit_s=spec.wall_limit_s,
-                   memory_limit_mb=spec.memory_limit_mb or None, setup=_run_setup)
+    load_start, n_cores = timing.load(), timing.cores()
+    with timing.in_flight() as beside:
+        w = watch.call(_context(preload), _run_body, (spec, instance_json), wall_limit_s=spec.wall_limit_s,
+                       memory_limit_mb=spec.memory_limit_mb or None, setup=_run_setup)
+    row.update(timing.columns(w.cpu, load_start, beside[0], n_cores))
     status, error = w.outcome, w.error
     if w.outcome == Outcome.OK:
         payload = w.value

@@ -32,7 +32,7 @@ from deplbench.results import SolveResult
 
 #: Packages whose versions go into ``solver_versions`` on every row.
 VERSIONED = ("numpy", "scipy", "highspy", "ortools", "pyomo", "duckdb", "pandas", "pydantic", "dask",
-             "distributed", "numba")
+             "distributed", "numba", "pyscipopt", "pulp", "highsbox")
 #: Stream tag of the out-of-sample draws: never the same stream as the SAA scenarios (seeded by ``seed``).
 OOS_STREAM = 0x0D5
 #: Stream tag of the re-evaluation's Monte Carlo.
@@ -61,7 +61,14 @@ def provenance() -> dict[str, Any]:
 
 
 def git_commit() -> str | None:
-    """HEAD of the checkout the package runs from (``+dirty`` if tracked files changed), or None."""
+    """The commit a wheel was built from (``deplbench/_build_info.py``), else HEAD of the checkout the
+    package runs from (``+dirty`` if tracked files changed), or None."""
+    try:
+        from deplbench._build_info import GIT_COMMIT  # written by setup.py into a built wheel
+
+        return GIT_COMMIT
+    except ImportError:
+        pass
     here = Path(__file__).resolve().parent
     try:
         head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -92,7 +99,7 @@ def spec_columns(spec: RunSpec, instance=None) -> dict[str, Any]:
         "run_key": spec.key, "config": spec.config, "experiment": spec.experiment, "family": spec.family,
         "instance_params": json.dumps(spec.instance_params, sort_keys=True), "instance_seed": spec.instance_seed,
         "solver": spec.solver, "label": spec.label or None, "params": json.dumps(p, sort_keys=True, default=str),
-        "repetition": spec.repetition, "wall_limit_s": spec.wall_limit_s,
+        "repetition": spec.repetition, "timing": spec.timing, "wall_limit_s": spec.wall_limit_s,
         "memory_limit_mb": spec.memory_limit_mb or None,
     }
     if instance is not None:

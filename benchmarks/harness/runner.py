@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from deplbench import watch
+from deplbench.benchmarks.harness import machine, timing
 from deplbench.benchmarks.harness.config import RunSpec
 from deplbench.benchmarks.harness.process import (  # noqa: F401
     HARNESS_STATUSES,
@@ -123,6 +124,7 @@ def run_grid(runs: list[RunSpec], out_dir, *, workers: int | None = None, schedu
 
 def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: GridStop) -> Summary:
     with Store(out_dir) as store:
+        machine.claim(store)  # one line and nothing run when the store is another host's
         todo = pending_runs(runs, store, retry_failed)
         summary = Summary(len(runs), len(runs) - len(todo), Counter())
         if not todo:
@@ -130,6 +132,8 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
         preload = grid_preload(todo)
         warm_up(preload)
         summary.warmup_s = warm_caches(todo, preload)
+        machine.note_grid(store, summary.warmup_s, len(todo))  # after the fork server: its thread variables
+        local = workers if dask is None or dask[1] is not None else None  # parallel runs on this machine
         instances = prepare_instances(todo, store, preload)
         jobs = [(r, *instances[r.instance_id]) for r in todo]
         bar = _bar(len(todo), progress)
@@ -139,7 +143,7 @@ def _run(runs, out_dir, workers, dask, retry_failed, progress, on_row, stop: Gri
             for row in results:
                 if row is None:  # not started: the grid was stopped first
                     continue
-                store.put_run(row)
+                store.put_run(timing.with_workers(row, local, counted=dask is None))
                 summary.counts[row["harness_status"]] += 1
                 if on_row is not None:
                     on_row(row)

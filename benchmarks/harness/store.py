@@ -19,6 +19,8 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from deplbench.benchmarks.harness.timing import TIMING_COLUMNS
+
 DB_NAME = "results.duckdb"
 
 #: The columns of table ``runs``: name -> DuckDB type. The authoritative contract.
@@ -55,6 +57,7 @@ RUN_COLUMNS: dict[str, str] = {
     "solve_s": "DOUBLE",
     "wall_s": "DOUBLE",  # the whole run process, including evaluation
     "peak_mem_mb": "DOUBLE",
+    **TIMING_COLUMNS,  # CPU time, load, runs beside, cores (harness/timing.py)
     "objective": "DOUBLE",  # the solver's own figures
     "bound": "DOUBLE",
     "gap": "DOUBLE",

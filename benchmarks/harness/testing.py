@@ -8,6 +8,7 @@ process (local or on a Dask worker) can import.
 * ``harness-saa``: the same plan under kind ``saa`` (so it gets the out-of-sample check);
 * ``harness-sleep``: sleeps ``seconds`` ignoring its time limit, then returns the plan;
 * ``harness-busy``: burns CPU for ``seconds`` (a CPU-bound grid), then returns the plan;
+* ``harness-busy-child``: a child process burns CPU for ``seconds`` and is waited for (CPU time of the tree);
 * ``harness-raise``: raises;
 * ``harness-hog``: allocates and touches ``mb`` megabytes;
 * ``harness-incumbent``: offers the reference plan as its incumbent, touches ``RELEASE.started-PID``, then
@@ -85,6 +86,15 @@ def solve_busy(instance, *, seconds, time_limit, seed, threads) -> SolveResult:
     while time.process_time() < end:
         for i in range(10_000):
             x += i * i
+    return _ok(instance)
+
+
+@register_solver("harness-busy-child", kind="heuristic", defaults={"seconds": 0.5},
+                 description="a child process burns CPU for a while; waited for (reaped)")
+def solve_busy_child(instance, *, seconds, time_limit, seed, threads) -> SolveResult:
+    code = ("import time\nend = time.process_time() + float(__import__('sys').argv[1])\n"
+            "while time.process_time() < end:\n    sum(i * i for i in range(10_000))\n")
+    subprocess.run([sys.executable, "-c", code, str(seconds)], check=True)
     return _ok(instance)
 
 

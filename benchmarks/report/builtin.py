@@ -22,6 +22,7 @@ from deplbench.benchmarks.report.scaling import (
     stage_scaling_table,
 )
 from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.report.timings import basis_note, shared_note
 
 CALIBRATION_MODULE = "deplbench.instances.calibration.plots"
 
@@ -74,6 +75,7 @@ def comparison_section(ctx: ReportContext) -> Section:
           "(unsolved charged the time limit), the solvers' mean MIP gap, the median certified cost gap to "
           "the best cost in the experiment, and wins (cheapest / fastest solved). Methods are labelled "
           "`name[k=v,...]` with every declared variant parameter that differs from its default.")
+    sec.p(" ".join(x for x in (basis_note(d), shared_note(d, "these times")) if x))
     groups = d.assign(exp=d["config"].fillna("-") + "/" + d["experiment"].fillna("-")).groupby("exp", sort=True)
     for exp, g in groups:
         sec.table(f"Experiment {exp}", comparison_table(g))
@@ -118,6 +120,8 @@ def scaling_section(ctx: ReportContext) -> Section:
           "Timeouts are censored (drawn at their limit, not fitted): with censored runs at the large end "
           "the exponent is an underestimate. Property 2 claims O(|M|^2 K^2 / eta^4); the corrected "
           "bound (MODEL.md section 7 item 3) of the layered DP is O(|M|^2 K eta^2).")
+    sec.p(basis_note(ctx.runs) + " The column time_used names the time of each fit; shared_core_points counts "
+          "its points from runs that shared a core (their times may include waiting).")
     sec.table("Fitted exponents", tab)
     return sec.fig("Runtime vs each variable (log-log), fit with 95% band; ^ = timeout (censored).",
                    figures.scaling_plot(series, ctx.fig_dir), charts.scaling_chart(series))

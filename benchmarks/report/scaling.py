@@ -69,8 +69,11 @@ def scaling_series(d: pd.DataFrame, time_col: str = "runtime_s",
             cval = np.where(np.isnan(limit), t, limit)
             fin = ~cens & np.isfinite(t) & (t > 0)
             names = (best["instance"].astype(str) if "instance" in best else pd.Series([""] * len(best))).to_numpy()
+            basis = best["time_basis"].to_numpy(str)[fin] if "time_basis" in best and time_col == "clock_s" else []
+            shared = best["shared_core"].astype("boolean").fillna(False).to_numpy(bool)[fin] if "shared_core" in best else []
             out.append({"solver": solver, "var": var, "x": xs[fin], "t": t[fin],
-                        "cx": xs[cens], "ct": cval[cens], "names": names[fin], "cnames": names[cens]})
+                        "cx": xs[cens], "ct": cval[cens], "names": names[fin], "cnames": names[cens],
+                        "basis": "/".join(sorted(set(basis))) or time_col, "shared": int(np.sum(shared))})
     return out
 
 
@@ -126,6 +129,7 @@ def scaling_table(series: list[dict[str, Any]]) -> pd.DataFrame:
         rows.append({"solver": s["solver"], "variable": s["var"], "points": f["n"], "censored": len(s["cx"]),
                      "range": f"{np.min(np.r_[s['x'], s['cx']]):g}..{np.max(np.r_[s['x'], s['cx']]):g}",
                      "exponent": f["b"], "ci95_lo": f["ci_lo"], "ci95_hi": f["ci_hi"], "r2": f["r2"],
+                     "time_used": s.get("basis", "runtime_s"), "shared_core_points": s.get("shared", 0),
                      "claimed_P2": CLAIMED_EXPONENT.get(s["var"], "not stated"),
                      "corrected": CORRECTED_EXPONENT.get(s["var"], "not stated")})
     return pd.DataFrame(rows)

@@ -91,7 +91,7 @@ class ReportContext:
     def scaling(self) -> tuple[list[dict[str, Any]], pd.DataFrame]:
         from deplbench.benchmarks.report.scaling import scaling_series, scaling_table
 
-        series = scaling_series(self.runs)
+        series = scaling_series(self.runs, time_col="clock_s")  # CPU time where single-threaded
         return series, scaling_table(series) if series else pd.DataFrame()
 
 

@@ -15,6 +15,7 @@ from deplbench.benchmarks.report.comparison import (
     per_instance,
     performance_ratios,
 )
+from deplbench.benchmarks.report.timings import timing_table
 from deplbench.benchmarks.site.charts import color, embed, style
 from deplbench.benchmarks.site.pages import Site, cards, kv, link_list
 from deplbench.benchmarks.site.tables import html_table
@@ -130,14 +131,15 @@ def method_page(site: Site, method: str, d: pd.DataFrame, refs: pd.DataFrame, mp
     lost = tab[(tab["ratio"] > 1 + 1e-6) | ~tab["solved"]] if len(tab) else tab
     parts = [cards([(str(len(g)), "runs"), (str(len(mine)), "instances"), (str(int(mine["solved"].sum())), "solved"),
                     (str(wins), "cheapest (ties count)"), (str(fast), "fastest among solvers"),
-                    (f"{shifted_geomean(mine['ttime']):.3g} s" if len(mine) else "-", "shifted geo. mean time")]),
+                    (f"{shifted_geomean(mine['ttime']):.3g} s" if len(mine) else "-", "shifted geo. mean time (CPU where single-threaded)")]),
              "<h2>Parameters</h2>", kv([("solver", solver), ("kind", str(g["solver_kind"].dropna().iloc[0])
                                                               if g["solver_kind"].notna().any() else "-")] + params)]
     if variants:
         parts += ["<h2>Variants of the same solver</h2>", link_list(variants, page)]
     parts.append("<h2>Results per instance</h2>")
     parts.append(html_table(tab.rename(columns={"ttime": "time_s"}), "Its certified cost beside the best cost of "
-                            "any method on the instance; ratio = cost / reference (proven optimum, else best known)",
+                            "any method on the instance; ratio = cost / reference (proven optimum, else best known); "
+                            "time: the method's CPU time where single-threaded, else its wall clock (Timings below)",
                             table_id="t1", links=links, best=False))
     parts.append("<h2>Where it loses</h2>")
     if len(lost):
@@ -146,6 +148,9 @@ def method_page(site: Site, method: str, d: pd.DataFrame, refs: pd.DataFrame, mp
                                 "(worst first)", table_id="t2", links=links, best=False))
     else:
         parts.append("<p>Nowhere: it solves every instance it ran on at the reference cost.</p>")
+    parts += ["<h2>Timings</h2>", timing_table(g, "Per run: the method's time and CPU time, the run's wall and CPU "
+                                               "time (whole process tree), peak memory, load, cores", "t3",
+                                               {"instance": links["instance"]} if "instance" in links else None)]
     site.page(page, f"Method {method}", "".join(parts), crumbs=[("Overview", "index.html"),
                                                                 ("Methods", "methods/index.html")])
 
@@ -216,6 +221,9 @@ def instance_page(site: Site, name: str, runs: pd.DataFrame, refs: pd.DataFrame,
     parts.append("<h2>Every method's result</h2>")
     parts.append(html_table(tab, "One row per run; cost and quantile are the evaluator's (certified)",
                             table_id="t1", links={"method": links["method"]}))
+    parts += ["<h2>Timings</h2>", timing_table(runs, "Per run: the method's time and CPU time, the run's wall and "
+                                               "CPU time (whole process tree), peak memory, load, cores", "t2",
+                                               {"method": links["method"]})]
     fig = plan_chart(runs, inst)
     if fig is not None:
         parts.append("<h2>Plans</h2>")

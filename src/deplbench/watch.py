@@ -29,11 +29,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
+from deplbench import cputime
 from deplbench.results import Outcome
 
 POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
 TREE_POLL_S = 0.25  # how often the whole tree is summed under a memory limit (a /proc scan)
 MEM_POLL_S = 1.0  # memory polling without a limit: peak only
+CPU_POLL_S = 1.0  # how often the tree's CPU time is read (and once more before a kill)
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 _REAPER_SRC = r"""
@@ -131,6 +133,8 @@ class Watched:
     error: str | None = None
     peak_mb: float | None = None
     wall_s: float = 0.0
+    #: (user, system) seconds of the child's process tree (:mod:`deplbench.cputime`), None if unread
+    cpu: tuple[float, float] | None = None
 
 
 # ---- in the child ------------------------------------------------------------------------------
@@ -178,7 +182,7 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup
             setup(*args)
     except KeyboardInterrupt:  # a stop before the run began: nothing to keep
         conn.send(("interrupted", None, "interrupted before the run started",
-                   resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0))
+                   resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, cputime.own_and_reaped()))
         conn.close()
         return
     try:
@@ -191,9 +195,9 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup
         msg = ("error", None, f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     try:
-        conn.send((*msg, peak))
+        conn.send((*msg, peak, cputime.own_and_reaped()))
     except MemoryError:  # the value itself did not fit: still report the outcome
-        conn.send(("memory", None, "MemoryError while sending the result", peak))
+        conn.send(("memory", None, "MemoryError while sending the result", peak, cputime.own_and_reaped()))
     conn.close()
 
 
@@ -314,9 +318,11 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     _reaper_send(f"+ {proc.pid}")
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
+    cpu: list = [None]  # the watcher's last reading of the tree's CPU time
     try:
-        msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop)
+        msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop, cpu)
     finally:
+        cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])  # descendants still alive count too
         kill_group(proc)  # whatever the child started dies with it, also on success
         proc.join(timeout=10)
         with _LIVE_LOCK:
@@ -325,22 +331,30 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
         recv.close()
     wall = time.perf_counter() - t0
     if msg is not None:
-        outcome, value, error, child_peak = msg
-        return Watched(Outcome(outcome), value, error, max(peak, child_peak or 0.0) or None, wall)
+        outcome, value, error, child_peak, child_cpu = msg
+        return Watched(Outcome(outcome), value, error, max(peak, child_peak or 0.0) or None, wall,
+                       cputime.larger(child_cpu, cpu[0]))
     if killed == Outcome.TIMEOUT:
-        return Watched(killed, None, f"killed after {wall:.3g} s (limit {wall_limit_s:g} s)", peak or None, wall)
+        return Watched(killed, None, f"killed after {wall:.3g} s (limit {wall_limit_s:g} s)", peak or None, wall,
+                       cpu[0])
     if killed == Outcome.INTERRUPTED:
-        return Watched(killed, None, f"killed {(stop or _ALL[0] or Stop()).grace_s:g} s after it was asked to stop", peak or None, wall)
+        return Watched(killed, None, f"killed {(stop or _ALL[0] or Stop()).grace_s:g} s after it was asked to stop",
+                       peak or None, wall, cpu[0])
     if killed == Outcome.MEMORY:
         return Watched(killed, None, f"killed at {peak:.0f} MB resident (limit {memory_limit_mb:g} MB)",
-                       peak or None, wall)
+                       peak or None, wall, cpu[0])
     return Watched(Outcome.ERROR, None, f"process died (exit code {proc.exitcode}) without a result",
-                   peak or None, wall)
+                   peak or None, wall, cpu[0])
 
 
-def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: float, stop: Stop | None = None):
-    """Wait for the child's message, its death or a limit; returns (message, killed, peak MB)."""
-    killed, peak, next_mem, asked = None, 0.0, 0.0, False
+def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: float, stop: Stop | None = None,
+           cpu: list | None = None):
+    """Wait for the child's message, its death or a limit; returns (message, killed, peak MB).
+
+    ``cpu[0]``: the last reading of the group's CPU time, every :data:`CPU_POLL_S` and before a kill.
+    """
+    killed, peak, next_mem, asked, next_cpu = None, 0.0, 0.0, False, CPU_POLL_S
+    cpu = [None] if cpu is None else cpu
     while True:
         if (stop is None or stop.at is None) and _ALL[0] is not None and _ALL[0].at is not None:
             stop = _ALL[0]
@@ -350,6 +364,7 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
                     os.killpg(proc.pid, signal.SIGINT)
                 asked = True
             elif time.perf_counter() > stop.at + stop.grace_s:
+                cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
                 kill_group(proc)
                 return None, Outcome.INTERRUPTED, peak
         ready = wait([recv, proc.sentinel], timeout=POLL_S)
@@ -371,10 +386,14 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
             rss = rss_mb(proc.pid)
             next_mem = elapsed + MEM_POLL_S
         peak = max(peak, rss or 0.0)
+        if elapsed >= next_cpu:
+            cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
+            next_cpu = elapsed + CPU_POLL_S
         if elapsed > wall_limit_s:
             killed = Outcome.TIMEOUT
         elif memory_limit_mb and rss is not None and rss > memory_limit_mb:
             killed = Outcome.MEMORY
         if killed:
+            cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])
             kill_group(proc)
             return None, killed, peak

@@ -29,7 +29,9 @@ COMMANDS: tuple[str, ...] = (
     "deplbench.cli.saa_bounds",    # saa-bounds
     "deplbench.cli.knapsack",      # reduce-knapsack
     "deplbench.cli.run",           # run, export-results
+    "deplbench.cli.warmup",        # warmup
     "deplbench.cli.report",        # report
+    "deplbench.cli.compare",       # compare
     "deplbench.cli.library",       # library build|check
     "deplbench.cli.calibrate",     # train-curves, calibrate
 )

@@ -80,8 +80,31 @@ def cmd_export(args) -> int:
         check_output_dir(args.out)
     with Store(args.dir, read_only=True) as store:
         paths = store.export(args.format, args.out)
+        paths += export_machine(store, Path(args.out) if args.out else Path(args.dir))
+    if args.bundle:
+        from deplbench.benchmarks.harness.bundle import SUFFIX, write_bundle
+
+        folder = Path(args.dir).resolve()
+        out = Path(args.out) if args.out else folder
+        paths.append(write_bundle(folder, paths, out / f"{folder.name}{SUFFIX}"))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
+
+
+def export_machine(store, out: Path) -> list[Path]:
+    """Write the store's machine record and warm-ups as ``out/machine.json`` (none in an older store)."""
+    import json
+
+    from deplbench.benchmarks.harness import machine
+    from deplbench.files import write_text_atomic
+
+    rec = machine.read(store.con)
+    if rec is None:
+        return []
+    target = out / "machine.json"
+    write_text_atomic(json.dumps({**rec, "warmups": machine.read(store.con, "warmups") or []}, indent=1,
+                                 sort_keys=True) + "\n", target)
+    return [target]
 
 
 def register(subparsers) -> None:
@@ -103,6 +126,8 @@ def register(subparsers) -> None:
     s.add_argument("dir", help="output folder of `deplbench run`")
     s.add_argument("--format", required=True, choices=["parquet", "csv"])
     s.add_argument("--out", default=None, help="folder of the exported files (default: DIR)")
+    s.add_argument("--bundle", action="store_true", help="also pack the store, the exported files, machine.json "
+                   "and the report into one DIRNAME.tar.gz (`deplbench compare` opens it)")
     s.set_defaults(func=cmd_export)
 
 
