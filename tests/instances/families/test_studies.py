@@ -1,4 +1,4 @@
-"""The ``quantile`` study family: its axes move the noise, penalties and budget as documented, nothing else."""
+"""The study families of ``studies.py``: the ``quantile`` family's axes move the noise, penalties and budget as documented."""
 
 from __future__ import annotations
 
