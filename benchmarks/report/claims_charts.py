@@ -47,6 +47,16 @@ def _panels(cells: pd.DataFrame) -> list[tuple[str, str, str]]:
     return out
 
 
+def _scale(col: str, z: np.ndarray) -> dict:
+    """Colour scale and range of a panel: ratios from 1 up, savings diverging at 0, shares in [0, 1]."""
+    top = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    if col == "ratio":
+        return {"colorscale": "Viridis", "zmin": 1.0, "zmax": max(top, 1.01)}
+    if col == "saving":
+        return {"colorscale": "RdBu", "zmid": 0.0, "zmin": -max(top, 0.01), "zmax": max(top, 0.01)}
+    return {"colorscale": "Reds", "zmin": 0.0, "zmax": 1.0}
+
+
 def map_chart(cells: pd.DataFrame, exp: str) -> Any:
     """One experiment's map: a heatmap per (method, quantity), each cell's values on hover."""
     import plotly.graph_objects as go
@@ -55,19 +65,18 @@ def map_chart(cells: pd.DataFrame, exp: str) -> Any:
     panels = _panels(cells)
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[p[2] for p in panels], horizontal_spacing=0.09,
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[p[2] for p in panels], horizontal_spacing=0.12,
                         vertical_spacing=0.16 if nrows > 1 else 0.1)
     xa, ya = cells["x_axis"].iloc[0], cells["y_axis"].iloc[0]
     for k, (solver, col, title) in enumerate(panels):
         xs, ys, z, text = _grid(cells, solver, col)
         r, c = k // ncols + 1, k % ncols + 1
-        scale = "Viridis" if col == "ratio" else "Blues" if col == "saving" else "Reds"
-        bar_x = c / ncols - 0.01
-        bar_y = 1 - (r - 0.5) / nrows
+        sub = fig.get_subplot(r, c)
+        (_, x1), (y0, y1) = sub.xaxis.domain, sub.yaxis.domain
+        bar = {"len": (y1 - y0) * 0.95, "y": (y0 + y1) / 2, "x": x1 + 0.005, "thickness": 10}
         fig.add_trace(go.Heatmap(
-            x=[f"{v:g}" for v in xs], y=[f"{v:g}" for v in ys], z=z, customdata=text, colorscale=scale,
-            texttemplate="%{z:.3f}", name=title,
-            colorbar={"len": 0.8 / nrows, "y": bar_y, "x": bar_x, "thickness": 10},
+            x=[f"{v:g}" for v in xs], y=[f"{v:g}" for v in ys], z=z, customdata=text, texttemplate="%{z:.3f}",
+            name=title, colorbar=bar, **_scale(col, z),
             hovertemplate=(f"{solver}<br>{xa} = %{{x}}, {ya} = %{{y}}<br>{title}: %{{z:.4f}}<br>"
                            "%{customdata}<extra></extra>")), row=r, col=c)
         fig.update_xaxes(title_text=xa, type="category", row=r, col=c)
@@ -85,8 +94,9 @@ def map_figure(cells: pd.DataFrame, exp: str, out_dir: Path, name: str) -> Path:
     for k, (solver, col, title) in enumerate(panels):
         ax = axes[k // ncols][k % ncols]
         xs, ys, z, _ = _grid(cells, solver, col)
-        im = ax.imshow(z, origin="lower", aspect="auto",
-                       cmap="viridis" if col == "ratio" else "Blues" if col == "saving" else "Reds")
+        sc = _scale(col, z)
+        im = ax.imshow(z, origin="lower", aspect="auto", vmin=sc["zmin"], vmax=sc["zmax"],
+                       cmap={"Viridis": "viridis", "RdBu": "RdBu", "Reds": "Reds"}[sc["colorscale"]])
         for i in range(len(ys)):
             for j in range(len(xs)):
                 if np.isfinite(z[i, j]):
