@@ -32,7 +32,8 @@ from deplbench.errors import InputError
 
 #: Modules whose import registers the built-in sections.
 SECTION_MODULES = ("deplbench.benchmarks.report.builtin", "deplbench.benchmarks.report.paper_figures",
-                   "deplbench.benchmarks.library.report", "deplbench.benchmarks.report.saa")
+                   "deplbench.benchmarks.library.report", "deplbench.benchmarks.report.saa",
+                   "deplbench.benchmarks.report.claims_section")
 
 
 @dataclass

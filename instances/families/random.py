@@ -115,8 +115,8 @@ def random_instance(seed: int = 0, models: int = 3, clusters: int = 2, levels: i
     return finish(data)
 
 
-def finish(data: dict, source: str = "random") -> Instance:
-    """Scale progress, then set the time budget and the loss target from the reference plan.
+def finish(data: dict, source: str = "random", slack: float = TIME_SLACK) -> Instance:
+    """Scale progress, then set the time budget (``slack`` x the reference plan's time) and the loss target.
 
     Shared by the families built on this one (:mod:`deplbench.instances.families.studies`),
     which change a drafted ``data`` before finishing it.
@@ -130,7 +130,7 @@ def finish(data: dict, source: str = "random") -> Instance:
     ref = _reference_plan(draft)
     compute, transfer_c, ref_time = plan_costs(draft, ref)  # neither depends on budget or target
     hi = plain_hi(draft, ref)  # the plain bracket: generated instances stay identical
-    data["time_budget"] = round(ref_time * TIME_SLACK, 6)
+    data["time_budget"] = round(ref_time * slack, 6)
     data["loss"]["target"] = round(hi + TARGET_MARGIN * (INITIAL_LOSS - hi), 6)
     if "floor" in data["loss"] and not data["loss"]["floor"] < data["loss"]["target"]:
         del data["loss"]["floor"]  # a floor must lie below the target (never with the shipped families)

@@ -18,6 +18,10 @@ construction and its reference cost bounds the optimum.
 * ``noisy-epoch`` (``per_epoch``): a fast learner with a heavy-tailed, very variable
   factor beside steadier ones and few epochs, so the expected-loss plan (best-exp) is
   not the quantile optimum.
+* ``quantile`` (where planning for a quantile pays): ``random`` with the axes along which an
+  expected-loss plan and a quantile plan can differ as parameters: the quantile level, the
+  noise's spread, the gap between the full and the pruned models' noise (the pruned models'
+  mean lower and spread higher), the switch penalties and the budget's slack.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from deplbench.instances.families.random import finish, random_instance
+from deplbench.instances.families.random import TIME_SLACK, finish, random_instance
 from deplbench.params import Param
 from deplbench.registry import register_family
 
@@ -61,6 +65,17 @@ DATASETS = (_count("datasets", 4, "datasets", 20), _count("models", 2, "model ve
             _count("epochs", 15, "max_epochs", 1000), _count("clusters", 2, "clusters", 50),
             Param("transfer", float, 20.0, "largest transfer cost", low=0.0, high=1e9),
             Param("noise_mode", str, "per_run", "noise mode", choices=MODE))
+QUANTILE = (_count("models", 3, "model versions", 50), _count("epochs", 16, "max_epochs", 1000),
+            _count("clusters", 2, "clusters", 50), _count("levels", 4, "resource levels per cluster", 100),
+            Param("noise_mode", str, "per_run", "noise mode", choices=MODE),
+            Param("quantile", float, 0.95, "loss quantile omega", low=0.0, high=1.0, low_open=True),
+            Param("spread", float, 1.0, "noise standard deviation / mean, relative to random's", low=0.0, high=20.0,
+                  low_open=True),
+            Param("gap", float, 0.0, "full-vs-pruned noise gap: pruned factor mean x (1 + 0.2 gap f), sd x (1 + 2 gap f)",
+                  low=0.0, high=4.0),
+            Param("penalty", float, 1.0, "switch penalty location, relative to random's", low=0.0, high=50.0),
+            Param("slack", float, TIME_SLACK, "time budget / the reference plan's time", low=1.0, high=10.0,
+                  low_open=True))
 NOISY = (_count("epochs", 12, "max_epochs", 1000),
          Param("var", float, 0.6, "variance of the fast learner's factor", low=0.0, high=100.0, low_open=True),
          Param("quantile", float, 0.99, "loss quantile omega", low=0.0, high=1.0, low_open=True))
@@ -143,3 +158,33 @@ def noisy_epoch_family(seed: int = 0, epochs: int = 12, var: float = 0.6, quanti
     m1["work"] = m0["work"]  # same price per epoch: the choice is about the quantile only
     m1["size"] = m0["size"]
     return finish(data, "noisy-epoch")
+
+
+@register_family("quantile", params=QUANTILE, test_params={"models": 2, "epochs": 6, "levels": 3, "gap": 1.0},
+                 description="where the quantile pays: quantile level, noise spread, full-vs-pruned gap, penalties, slack")
+def quantile_family(seed: int = 0, models: int = 3, epochs: int = 16, clusters: int = 2, levels: int = 4,
+                    noise_mode: str = "per_run", quantile: float = 0.95, spread: float = 1.0, gap: float = 0.0,
+                    penalty: float = 1.0, slack: float = TIME_SLACK) -> Instance:
+    """A ``random`` instance with its noise, penalties and budget moved along the study's axes.
+
+    Model i has pruning fraction f = i / (models - 1) (0 for m0, the full model). Its factor keeps
+    ``random``'s law (inverse gamma) with mean ``mu (1 + 0.2 gap f)`` and standard deviation
+    ``spread sd (1 + 2 gap f)`` (``mu``, ``sd`` drawn as in ``random``), so ``gap`` opens the paper's
+    Fig. 2: the more pruned a model, the lower its expected loss (a larger mean improvement factor)
+    and the wider its spread. Switch penalty
+    locations are ``penalty`` x ``random``'s; the budget is ``slack`` x the reference plan's time.
+    The base draws depend on the seed and the sizes only, so cells of one seed are paired.
+    """
+    params = {"m": models, "e": epochs, "c": clusters, "l": levels, "": noise_mode, "q": float(quantile),
+              "sp": float(spread), "g": float(gap), "pen": float(penalty), "sl": float(slack)}
+    data, _ = _draft("quantile", seed, params, models=models, clusters=clusters, levels=levels, epochs=epochs,
+                     noise_mode=noise_mode, density=0.5, quantile=float(quantile))
+    n = len(data["models"])
+    for i, m in enumerate(data["models"]):
+        f = i / (n - 1) if n > 1 else 0.0
+        mean = m["noise"]["mean"] * (1.0 + 0.2 * gap * f)
+        sd = float(np.sqrt(m["noise"]["var"])) * spread * (1.0 + 2.0 * gap * f)
+        m["noise"] = {"family": "invgamma", "mean": round(float(mean), 6), "var": round(sd * sd, 8)}
+    for sw in data["switches"]:
+        sw["penalty"]["loc"] = round(float(sw["penalty"]["loc"] * penalty), 6)
+    return finish(data, "quantile", slack=float(slack))

@@ -59,6 +59,7 @@ FAMILY_MODULES: dict[str, str] = {
     "horizon": "deplbench.instances.families.studies",
     "datasets": "deplbench.instances.families.studies",
     "noisy-epoch": "deplbench.instances.families.studies",
+    "quantile": "deplbench.instances.families.studies",
     "library": "deplbench.benchmarks.library.family",
 }
 

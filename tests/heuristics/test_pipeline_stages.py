@@ -23,7 +23,7 @@ from deplbench.instances.families.paper import load_paper
 from deplbench.instances.laws.distributions import penalty_dist
 from deplbench.instances.laws.noise import model_noise
 from deplbench.instances.semantics import options, transfer_cost
-from deplbench.registry import generate
+from deplbench.registry import generate, solve
 
 
 # ---- stage 1 ---------------------------------------------------------------------------
@@ -174,3 +174,21 @@ def test_allocate_with_transfer_costs_within_ratio(seed):
     true_cost = sum(opts.cost[o] for o in alloc.choice) + transfer_cost(inst, ds, used)
     assert alloc.time <= inst.time_budget
     assert best - 1e-9 <= true_cost <= alloc.cost + 1e-9 <= (1 + eps) * best + 1e-6
+
+
+@pytest.mark.parametrize(("spread", "quantile", "misses"), [(0.01, 0.95, 0), (1.0, 0.95, 1)])
+def test_best_exp_records_whether_its_expectation_plan_misses_the_quantile(spread, quantile, misses):
+    # nearly deterministic noise: the plan meeting the expected target meets the quantile; wide noise: not
+    inst = generate("quantile", {"models": 2, "epochs": 8, "spread": spread, "quantile": quantile}, seed=0)
+    res = solve("best-exp", inst, {"eta": 50})
+    assert res.extra["exp_plan_misses"] == misses
+    assert "exp_plan_misses" not in solve("depl", inst, {"eta": 50}).extra  # depl plans for the quantile
+
+
+def test_stage_cpu_times_are_recorded_beside_the_wall_times():
+    inst = generate("quantile", {"models": 2, "epochs": 8}, seed=1)
+    res = solve("depl", inst, {"eta": 50})
+    cpu = [res.extra[f"cpu_{k}_s"] for k in ("stage1", "stage2", "stage3", "certify")]
+    wall = [res.extra[f"t_{k}_s"] for k in ("stage1", "stage2", "stage3", "certify")]
+    assert all(c >= 0 for c in cpu) and sum(cpu) > 0
+    assert sum(cpu) <= sum(wall) + 0.01  # a thread's CPU time cannot exceed the wall time around it
