@@ -10,8 +10,6 @@ import textwrap
 
 from harness_configs import config, solver
 
-from deplbench.benchmarks.harness.config import load_config
-from deplbench.benchmarks.harness.runner import run_grid
 from deplbench.benchmarks.harness.store import Store
 
 
@@ -41,18 +39,24 @@ def test_run_config_works_from_a_script_without_a_main_guard(tmp_path):
     assert (df["harness_status"] == "ok").all() and df["error"].isna().all()
 
 
-def test_the_grid_warms_its_methods_declared_imports_before_the_runs(tmp_path, monkeypatch):
+def test_the_grid_warms_its_methods_declared_imports_before_the_runs(tmp_path):
     """A throwaway process imports what the grid's methods declare before any run (numba compiles
-    there, not inside a run's limits): the declared module is imported by one more process than runs."""
+    there, not inside a run's limits): the declared module is imported by one more process than runs.
+
+    The grid runs in a command of its own: its fork server must start with the log variable set
+    (a fork server this test process already runs would not see it).
+    """
     log = tmp_path / "imports.txt"
-    monkeypatch.setenv("DEPLBENCH_TEST_IMPORT_LOG", str(log))
     # with harness-ok beside it, harness-preloaded's declared module is not shared, so not preloaded
     path = config(tmp_path, [solver("harness-preloaded"), solver("harness-ok")], seeds=(0, 1))
-    s = run_grid(load_config(path).runs, tmp_path / "out", workers=1, progress=False)
-    assert dict(s.counts) == {"ok": 4}
-    assert s.warmup_s > 0
+    env = {**os.environ, "DEPLBENCH_TEST_IMPORT_LOG": str(log)}
+    done = subprocess.run([sys.executable, "-m", "deplbench", "run", str(path), "--out", str(tmp_path / "out"),
+                           "--workers", "1", "--quiet", "--no-report"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ran 4 (ok 4)" in done.stdout and "warm-up (compile caches" in done.stdout, done.stdout
     pids = log.read_text().split()
-    assert len(set(pids)) == 3 and os.getpid() not in map(int, pids)  # the warm-up and the two runs
+    assert len(set(pids)) == 3, pids  # the warm-up and the two harness-preloaded runs
 
 
 def test_a_local_dask_cluster_from_an_unguarded_script_is_refused_before_anything_starts(tmp_path):
