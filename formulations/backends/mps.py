@@ -146,8 +146,12 @@ def run_command(argv: list[str], *, timeout: float, env: dict[str, str], log: Pa
 
 
 def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
-    """Column values by name (absent columns are 0); an unknown name is a ValueError."""
+    """Column values by name, the model's or the fixed-format file's (absent columns are 0); an unknown name is a ValueError."""
+    from deplbench.formulations.saa.mps_text import fixed_names
+
     index = {n: j for j, n in enumerate(model.names)}
+    for j, n in enumerate(fixed_names(model)):
+        index.setdefault(n, j)
     x = np.zeros(model.n_vars)
     for name, val in values.items():
         if name not in index:
