@@ -122,10 +122,9 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
     else:
         trimmed, below, above = _group_numpy(dist, d, positive, lo_i, hi_i, j0s, lens, scales, pads)
     res = []
-    for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, trimmed, strict=True)):
+    for coef, (j0, pmf, moved, e), b, a, n in zip(coefs, trimmed, below.tolist(), above.tolist(), lens, strict=True):
         pmf.setflags(write=False)
-        b, a = float(below[n]), float(above[n])
-        res.append((j0, pmf, b + a + moved, 4 * L.EPS * lens[n] + e, L.slack(coef, h, d)))
+        res.append((j0, pmf, b + a + moved, 4 * L.EPS * n + e, L.slack(coef, h, d)))
     return res
 
 

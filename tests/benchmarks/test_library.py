@@ -486,6 +486,25 @@ def test_glpk_reads_every_mps_file_and_agrees(lib):
     assert checked >= 10, checked
 
 
+@pytest.mark.slow
+def test_checker_reads_a_solution_of_a_fixed_file_with_its_short_names(lib, tmp_path):
+    """A solver of a fixed file names the long columns C<index>: the checker maps them back."""
+    from deplbench.benchmarks.library.build import write_sol
+    from deplbench.benchmarks.library.check import _saa_model
+    from deplbench.formulations.backends.solfile import read_solution
+    from deplbench.formulations.saa.mps_text import fixed_names
+
+    rec, s = next((r, s) for r in lib.manifest["instances"] for s in r["saa"] if s.get("renamed") and "solution" in s)
+    model = _saa_model(lib, load_instance(lib.root / rec["file"]), s)[0]
+    sf = read_solution(lib.root / s["solution"])
+    short = tmp_path / "short.sol"
+    write_sol(short, fixed_names(model), [sf.values.get(n, 0.0) for n in model.names], "Optimal", sf.objective)
+    assert any(n.startswith("C") for n in fixed_names(model))
+    res = check(lib, short, s["name"])
+    assert res.consistent and res.feasible, res.lines()
+    assert any("exact (rational) check of free/" in n for n in res.notes)
+
+
 def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
     """MIPLIB's checker, exactly: a .sol whose equality row is off by 1e-5 relative is rejected (the
     reference .sol passes), in rational arithmetic against the library's own MPS file."""
