@@ -122,9 +122,10 @@ def _group(dist, d: float, positive: bool, h: float, coefs: list[float]) -> list
     else:
         trimmed, below, above = _group_numpy(dist, d, positive, lo_i, hi_i, j0s, lens, scales, pads)
     res = []
-    for coef, (j0, pmf, moved, e), b, a, n in zip(coefs, trimmed, below.tolist(), above.tolist(), lens, strict=True):
+    for n, (coef, (j0, pmf, moved, e)) in enumerate(zip(coefs, trimmed, strict=True)):
         pmf.setflags(write=False)
-        res.append((j0, pmf, b + a + moved, 4 * L.EPS * n + e, L.slack(coef, h, d)))
+        b, a = float(below[n]), float(above[n])
+        res.append((j0, pmf, b + a + moved, 4 * L.EPS * lens[n] + e, L.slack(coef, h, d)))
     return res
 
 
@@ -135,18 +136,18 @@ def _group_numpy(dist, d: float, positive: bool, lo_i: int, hi_i: int, j0s: list
     starts = np.concatenate(([0], np.cumsum(lens_a)[:-1]))
     total = int(lens_a.sum())
     seg = np.repeat(np.arange(len(lens)), lens_a)
-    j = np.arange(total) + (np.array(j0s) - starts)[seg]  # the lattice indices, term after term (exact integers)
+    j = np.arange(total) - starts[seg] + np.array(j0s)[seg]  # the lattice indices, term after term
     v = j * np.array(scales)[seg]
     pad = np.array(pads)[seg]
     if positive:
-        raw = np.floor(np.subtract(v, pad, out=v), out=v)
+        raw = np.floor(v - pad)
+        idx = np.clip(raw, lo_i, hi_i).astype(np.int64)
         firsts = np.add.reduceat((raw < lo_i).astype(np.int64), starts)  # searchsorted(raw, lo_i): raw rises within a term
-        idx = np.clip(raw, lo_i, hi_i, out=raw).astype(np.int64)
         cells, below, above = _masses(*L.read(dist, d, idx), idx, starts, lens_a)
     else:  # each term's indices reversed: the whole array reversed (terms in reverse order too)
-        raw = np.ceil(np.add(v, pad, out=v), out=v)
+        raw = np.ceil(v + pad)
+        idx = np.clip(raw, lo_i, hi_i).astype(np.int64)[::-1]
         firsts = np.add.reduceat((raw > hi_i).astype(np.int64), starts)  # searchsorted(-raw, -hi_i): raw falls within a term
-        idx = np.clip(raw, lo_i, hi_i, out=raw).astype(np.int64)[::-1]
         rstarts = total - (starts + lens_a)
         cells, above, below = _masses(*L.read(dist, d, idx), idx, rstarts, lens_a)
         cells = cells[::-1]  # back in the terms' order, each term's cells in its own order again
@@ -167,21 +168,20 @@ def lump_trim_many(starts: list[int], pmfs: list[np.ndarray]) -> list[tuple[int,
     same way, so the tails found are the same. A tail longer than the prefix (rare) is left to
     ``lump_trim`` itself.
     """
-    lens = [len(p) for p in pmfs]
-    w = min(256, max(lens))
-    ms = [min(n, w) for n in lens]
+    w = min(256, max(len(p) for p in pmfs))
+    m = np.array([min(len(p), w) for p in pmfs])
     head = np.zeros((len(pmfs), w))
     tail = np.zeros((len(pmfs), w))
-    for i, (p, mi) in enumerate(zip(pmfs, ms, strict=True)):
-        head[i, :mi] = p[:mi]
-        tail[i, :mi] = p[:-mi - 1:-1]  # p[::-1][:mi]
-    inside = np.arange(w) < np.array(ms)[:, None]
+    for i, p in enumerate(pmfs):
+        head[i, :m[i]] = p[:m[i]]
+        tail[i, :m[i]] = p[::-1][:m[i]]
+    inside = np.arange(w) < m[:, None]
     lo_c, hi_c = head.cumsum(axis=1), tail.cumsum(axis=1)
-    lo_k = ((lo_c <= L.LUMP) & inside).sum(axis=1).tolist()  # searchsorted(cumsum, cap, "right"): the sums rise
-    hi_k = ((hi_c <= L.TRIM) & inside).sum(axis=1).tolist()
+    lo_k = ((lo_c <= L.LUMP) & inside).sum(axis=1)  # searchsorted(cumsum, cap, "right"): the sums rise
+    hi_k = ((hi_c <= L.TRIM) & inside).sum(axis=1)
     out = []
     for i, p in enumerate(pmfs):
-        n, mi, i0, k = lens[i], ms[i], lo_k[i], hi_k[i]
+        n, mi, i0, k = len(p), int(m[i]), int(lo_k[i]), int(hi_k[i])
         if (i0 == mi or k == mi) and mi < n:
             out.append(L.lump_trim(starts[i], p))  # a tail past the prefix
             continue
@@ -210,10 +210,7 @@ def _masses(w: np.ndarray, split: int, idx: np.ndarray, starts: np.ndarray,
     """
     left = idx < split  # CDF values (else survival values)
     a, b = left[:-1], left[1:]
-    cells = np.where(b, w[1:] - w[:-1], w[:-1] - w[1:])
-    # across the split (a CDF value, then a survival value: a few points) the third formula
-    across = np.flatnonzero(a > b)
-    cells[across] = 1.0 - w[across] - w[across + 1]
+    cells = np.where(b, w[1:] - w[:-1], np.where(a, 1.0 - w[:-1] - w[1:], w[:-1] - w[1:]))
     np.maximum(cells, 0.0, out=cells)
     first, last = starts, starts + lens - 1
     below = np.where(left[first], w[first], 1.0 - w[first])
