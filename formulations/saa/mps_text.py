@@ -12,8 +12,8 @@ round-trip decimal (``repr``): the file is the model, to the bit, with the model
 
 Both carry the model's name in ``NAME``, bounds written explicitly for every integer column
 (``BV``, ``LO``/``UP``/``PL``: no reader's default is relied on), ``L`` rows with a ``RANGES``
-entry for a two-sided row, and the objective's constant as the negated right-hand side of the
-objective row.
+entry for a two-sided row, and an objective constant as the negated right-hand side of the
+objective row (as HiGHS, CBC and CPLEX read it; GLPK reads the other sign: the SAA models have none).
 
 May import: numpy, scipy and ``formulations.saa.model``. Imported by: ``formulations.saa.io``.
 """
