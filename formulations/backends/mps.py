@@ -282,7 +282,8 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 @register_solver("mps", kind="saa", params=MPS_PARAMS,
                  test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
-                 imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox"),  # the CBC and HiGHS binaries' paths
+                 imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox",  # the CBC and HiGHS binaries' paths
+                          "deplbench.formulations.saa.mps_text"),  # the MPS writer
                  backend=solve_subset,
                  description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
 def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,

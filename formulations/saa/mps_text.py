@@ -15,7 +15,8 @@ Both carry the model's name in ``NAME``, bounds written explicitly for every int
 entry for a two-sided row, and an objective constant as the negated right-hand side of the
 objective row (as HiGHS, CBC and CPLEX read it; GLPK reads the other sign: the SAA models have none).
 
-May import: numpy, scipy and ``formulations.saa.model``. Imported by: ``formulations.saa.io``.
+May import: numpy (``formulations.saa.model`` for its types). Imported by: ``formulations.saa.io``,
+``formulations.backends.mps`` and ``benchmarks.library.check`` (the fixed names).
 """
 
 from __future__ import annotations
