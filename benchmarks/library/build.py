@@ -289,10 +289,26 @@ def solve_saa_file(data, inst, sc, time_limit: float,
     return Reference("best", cost, lo), plan, secs, safety, stop
 
 
+def mps_files(model, out: Path, base: str, name: str) -> dict:
+    """Write ``mps/BASE.mps`` (fixed format) and, unless it is the model exactly, ``free/BASE.mps``.
+
+    The free file (every number to the bit, the model's names) is the model the references are of;
+    the record says which file is which (``docs/library.md``, "MPS files and their columns").
+    """
+    from deplbench.formulations.saa.io import write_model
+
+    fixed = write_model(model, out / "mps" / f"{base}.mps", name=name, fixed=True)
+    rec = {"file": f"mps/{base}.mps", "sha256": sha256(out / "mps" / f"{base}.mps"), "exact": fixed.exact}
+    if not fixed.exact:
+        write_model(model, out / "free" / f"{base}.mps", name=name, fixed=False)
+        rec.update(rounded=fixed.rounded, max_rel_change=float(f"{fixed.max_rel_change:.3g}"),
+                   renamed=fixed.renamed, free=f"free/{base}.mps", free_sha256=sha256(out / "free" / f"{base}.mps"))
+    return rec
+
+
 def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
               scenarios: tuple[int, ...] = SCENARIOS) -> tuple[list[dict], dict]:
     """Write the SAA files of ``inst`` (MPS + reference solution); their records and times."""
-    from deplbench.formulations.saa.io import write_model
     from deplbench.formulations.saa.model import build, subset_data
     from deplbench.formulations.saa.start import encode
     from deplbench.instances.scenarios import sample_scenarios
@@ -314,10 +330,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
             safety.append(f"{inst.name} S={S}")
         for f, model in models.items():
             base = saa_name(inst.name, S, SCENARIO_SEED, f)
-            mps = out / "mps" / f"{base}.mps"
-            mps.parent.mkdir(parents=True, exist_ok=True)
-            write_model(model, mps)
-            rec = {"name": base, "file": f"mps/{base}.mps", "sha256": sha256(mps), "scenarios": S,
+            rec = {"name": base, **mps_files(model, out, base, inst.name), "scenarios": S,
                    "scenario_seed": SCENARIO_SEED, "formulation": f, "datasets": list(ds),
                    "columns": model.n_vars, "rows": model.n_cons, "reference": ref.to_dict(),
                    "method": ("HiGHS (highspy, one thread, seed 0) on the aggregated model of the same sample, "

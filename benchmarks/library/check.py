@@ -59,18 +59,32 @@ def _saa_model(lib: Library, inst, saa: dict):
     return build(subset_data(inst, tuple(saa["datasets"]), sc), saa["formulation"], names=True), sc
 
 
+def _model_names(model, values: dict[str, float]) -> dict[str, float]:
+    """A solution's values by the model's column names (the free file's): fixed-format names mapped (no model: as is)."""
+    from deplbench.formulations.saa.mps_text import fixed_names
+
+    if model is None:
+        return values
+    to_model = dict(zip(fixed_names(model), model.names, strict=True))
+    own = set(model.names)
+    return {n if n in own else to_model.get(n, n): v for n, v in values.items()}
+
+
 def _is_plan(path: Path) -> bool:
     return path.suffix.lower() == ".json" or path.read_bytes()[:1] == b"{"
 
 
-def _exact_rows(lib: Library, path: Path, saa: dict, res: CheckResult) -> None:
-    """The solution against the library's MPS file in rational arithmetic, with MIPLIB's tolerances."""
+def _exact_rows(lib: Library, path: Path, saa: dict, res: CheckResult, inst) -> None:
+    """The solution against the library's exact MPS file (the free one, if any) in rational arithmetic, MIPLIB's tolerances."""
     from deplbench.benchmarks.library.rational import check_solution, read_mps
     from deplbench.formulations.backends.solfile import read_solution
 
     sf = read_solution(path)
-    verdict = check_solution(read_mps(lib.root / saa["file"]), sf.values, sf.objective)
-    res.notes += [f"exact (rational) check of {saa['file']}: " + "; ".join(verdict.lines())]
+    exact = saa.get("free", saa["file"])  # the file that is the model to the bit
+    model = _saa_model(lib, inst, saa)[0] if saa.get("renamed") else None
+    values = _model_names(model, sf.values)
+    verdict = check_solution(read_mps(lib.root / exact), values, sf.objective)
+    res.notes += [f"exact (rational) check of {exact}: " + "; ".join(verdict.lines())]
     if not verdict.ok:
         res.feasible = False
         res.notes.append("violates its MPS file beyond MIPLIB's tolerances (feasibility 1e-6, integrality 1e-5)")
@@ -125,7 +139,7 @@ def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
             res.notes.append(f"violates {', '.join(hard)}" if hard else
                              f"violates {chk.n_violated} of {chk.n_scenarios} scenarios (allowed {chk.allowed})")
     if saa is not None and not _is_plan(Path(solution)):
-        _exact_rows(lib, Path(solution), saa, res)
+        _exact_rows(lib, Path(solution), saa, res, inst)
     if stated is not None and not _close(stated, res.cost):
         res.contradictions.append(f"stated objective {stated!r} differs from the certified cost {res.cost!r}")
     if res.feasible:

@@ -48,11 +48,13 @@ class Library:
         raise InputError(f"no problem '{name}' in the library", str(self.root / "manifest.json"))
 
     def files(self) -> dict[str, str]:
-        """Relative path -> sha256 of every file the manifest lists (instances, MPS, solutions, solu)."""
+        """Relative path -> sha256 of every file the manifest lists (instances, MPS of both formats, solutions, solu)."""
         out = {self.manifest["solu"]: self.manifest["solu_sha256"]}
         for rec in self.manifest["instances"]:
             for r in (rec, *rec["saa"]):
                 out[r["file"]] = r["sha256"]
+                if "free" in r:
+                    out[r["free"]] = r["free_sha256"]
                 if "solution" in r:
                     out[r["solution"]] = r["solution_sha256"]
         return out

@@ -146,8 +146,12 @@ def run_command(argv: list[str], *, timeout: float, env: dict[str, str], log: Pa
 
 
 def solution_vector(model: SaaModel, values: dict[str, float]) -> np.ndarray:
-    """Column values by name (absent columns are 0); an unknown name is a ValueError."""
+    """Column values by name, the model's or the fixed-format file's (absent columns are 0); an unknown name is a ValueError."""
+    from deplbench.formulations.saa.mps_text import fixed_names
+
     index = {n: j for j, n in enumerate(model.names)}
+    for j, n in enumerate(fixed_names(model)):
+        index.setdefault(n, j)
     x = np.zeros(model.n_vars)
     for name, val in values.items():
         if name not in index:
@@ -278,7 +282,8 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
 
 @register_solver("mps", kind="saa", params=MPS_PARAMS,
                  test_params={"scenarios": 20, "time_limit": 30.0, "preset": "cbc"},
-                 imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox"),  # the CBC and HiGHS binaries' paths
+                 imports=(*SAA_IMPORTS, "pulp.apis.coin_api", "highsbox",  # the CBC and HiGHS binaries' paths
+                          "deplbench.formulations.saa.mps_text"),  # the MPS writer
                  backend=solve_subset,
                  description="SAA MILP written as MPS and solved by an external command (CBC, HiGHS, SCIP...)")
 def solve_mps(instance, *, preset: str, command: str | None, scenarios: int, formulation: str, mip_gap: float,

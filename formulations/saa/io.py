@@ -1,11 +1,11 @@
 """Every translation of an SAA model out of Python: to a HiGHS LP in memory and to MPS/LP files.
 
-The one MPS writer (:func:`write_model`, used by ``deplbench export``, the ``mps`` method and the
-library build), the one highspy translation (:func:`to_highs_lp`) and the HiGHS options every
-HiGHS solve of the SAA shares (:func:`configure`). highspy is imported when a function runs.
+The one MPS/LP writer (:func:`write_model`, used by ``deplbench export``, the ``mps`` method and
+the library build; the MPS text is :mod:`~deplbench.formulations.saa.mps_text`'s), the one highspy
+translation (:func:`to_highs_lp`) and the HiGHS options every HiGHS solve of the SAA shares (:func:`configure`). highspy is imported when a function runs.
 
-May import: ``formulations.saa.model`` and highspy. Imported by: ``saa.cuts``, ``saa.root``,
-the backends, ``benchmarks.library`` and ``deplbench.cli.export``.
+May import: ``formulations.saa.model``, ``formulations.saa.mps_text`` and highspy. Imported by:
+``saa.cuts``, ``saa.root``, the backends, ``benchmarks.library`` and ``deplbench.cli.export``.
 """
 
 from __future__ import annotations
@@ -79,25 +79,35 @@ def set_start(h, x0) -> None:
     h.setSolution(sol)
 
 
-def write_model(model: SaaModel, path: str | Path) -> None:
-    """The model as an MPS or LP file (by ``path``'s suffix, written by HiGHS), atomically.
+def write_model(model: SaaModel, path: str | Path, *, name: str = "", fixed: bool = False):
+    """The model as an MPS or LP file (by ``path``'s suffix), atomically; the MPS text's facts or None.
 
-    HiGHS writes beside the target and the file is renamed into place: no half-written file
-    is left on a failure.
+    MPS: :mod:`deplbench.formulations.saa.mps_text` (``fixed``: fixed format, else free format with
+    exact numbers), ``name`` in its ``NAME`` line; returns its :class:`~.mps_text.MpsText` (whether
+    the file is the model exactly). LP: written by HiGHS beside the target and renamed into place
+    (None). No half-written file is left on a failure.
     """
-    import highspy
+    from deplbench.files import atomic_output, atomic_path
 
     path = Path(path)
+    if path.suffix.lower() == ".mps":
+        from deplbench.formulations.saa.mps_text import mps_text
+
+        out = mps_text(model, name, fixed=fixed)
+        with atomic_output(path) as fh:
+            fh.write(out.text)
+        return out
+    import highspy
+
     from deplbench.formulations.highs import new_highs
 
     h = new_highs()
     h.passModel(to_highs_lp(model))
-    from deplbench.files import atomic_path
-
     with atomic_path(path) as tmp:
         if h.writeModel(str(tmp)) != highspy.HighsStatus.kOk:
             raise OSError(errno.EIO, "HiGHS could not write the model")
         _check_complete(tmp)
+    return None
 
 
 #: how HiGHS ends a complete file, by suffix

@@ -436,6 +436,75 @@ def test_proven_references_agree_with_an_independent_method(lib, tmp_path):
     assert true_checked >= 5 and saa_checked >= 5, (true_checked, saa_checked)
 
 
+def _glpsol(path, *, free: bool = False, solve: bool = False) -> tuple[int, str, float | None]:
+    """GLPK's glpsol on an MPS file: (exit code, its status line, objective); ``solve`` False: read only."""
+    import subprocess
+
+    out = path.parent / f".{path.stem}.glpk.txt"
+    args = ["glpsol", "--freemps" if free else "--mps", str(path)]
+    args += ["--tmlim", "120", "-o", str(out)] if solve else ["--check"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+    status = " | ".join(ln for ln in r.stdout.splitlines() if "SOLUTION" in ln or "TIME LIMIT" in ln)
+    obj = None
+    if solve and "INTEGER OPTIMAL" in status:
+        obj = float(next(ln for ln in out.read_text().splitlines() if ln.startswith("Objective:")).split()[3])
+    out.unlink(missing_ok=True)
+    return r.returncode, status or r.stdout[-300:], obj
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("glpsol") is None, reason="glpsol not installed (Debian: apt-get install glpk-utils)")
+def test_glpk_reads_every_mps_file_and_agrees(lib):
+    """``glpsol --mps`` (fixed format) reads every MPS file of the library, ``--freemps`` every free twin; GLPK,
+    a third MIP solver, reproduces every aggregated =opt= / =inf= line from the fixed files, and HiGHS the
+    =opt= lines from the free (exact) files."""
+    files = [s for rec in lib.manifest["instances"] for s in rec["saa"]]
+    named = {s["name"]: rec["name"] for rec in lib.manifest["instances"] for s in rec["saa"]}
+    assert len(files) == len(list((lib.root / "mps").glob("*.mps"))) >= 20
+    assert any("free" in s for s in files) and any(s["exact"] for s in files)  # both kinds occur
+    for s in files:
+        code, msg, _ = _glpsol(lib.root / s["file"])
+        assert code == 0, (s["file"], msg)
+        assert (lib.root / s["file"]).read_text().startswith(f"NAME          {named[s['name']]}\n")
+        if "free" in s:
+            assert not s["exact"] and s["max_rel_change"] < 1e-6
+            code, msg, _ = _glpsol(lib.root / s["free"], free=True)
+            assert code == 0, (s["free"], msg)
+            if lib.refs[s["name"]].kind == "opt":
+                st, obj = _solve_file(lib.root / s["free"])
+                assert st == "Optimal" and math.isclose(obj, lib.refs[s["name"]].value, rel_tol=1e-7), s["name"]
+    checked = 0
+    for s in files:
+        ref = lib.refs[s["name"]]
+        if s["formulation"] == "aggregated" and ref.kind in ("opt", "inf"):
+            code, status, obj = _glpsol(lib.root / s["file"], solve=True)
+            if ref.kind == "inf":
+                assert "INTEGER OPTIMAL" not in status and "NO" in status and "FEASIBLE" in status, (s["name"], status)
+            else:
+                assert obj is not None and math.isclose(obj, ref.value, rel_tol=1e-7), (s["name"], status)
+            checked += 1
+    assert checked >= 10, checked
+
+
+@pytest.mark.slow
+def test_checker_reads_a_solution_of_a_fixed_file_with_its_short_names(lib, tmp_path):
+    """A solver of a fixed file names the long columns C<index>: the checker maps them back."""
+    from deplbench.benchmarks.library.build import write_sol
+    from deplbench.benchmarks.library.check import _saa_model
+    from deplbench.formulations.backends.solfile import read_solution
+    from deplbench.formulations.saa.mps_text import fixed_names
+
+    rec, s = next((r, s) for r in lib.manifest["instances"] for s in r["saa"] if s.get("renamed") and "solution" in s)
+    model = _saa_model(lib, load_instance(lib.root / rec["file"]), s)[0]
+    sf = read_solution(lib.root / s["solution"])
+    short = tmp_path / "short.sol"
+    write_sol(short, fixed_names(model), [sf.values.get(n, 0.0) for n in model.names], "Optimal", sf.objective)
+    assert any(n.startswith("C") for n in fixed_names(model))
+    res = check(lib, short, s["name"])
+    assert res.consistent and res.feasible, res.lines()
+    assert any("exact (rational) check of free/" in n for n in res.notes)
+
+
 def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
     """MIPLIB's checker, exactly: a .sol whose equality row is off by 1e-5 relative is rejected (the
     reference .sol passes), in rational arithmetic against the library's own MPS file."""

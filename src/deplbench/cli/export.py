@@ -1,4 +1,4 @@
-"""``deplbench export``: write the SAA MILP of an instance as an MPS or LP file (via highspy).
+"""``deplbench export``: write the SAA MILP of an instance as an MPS (free or fixed format) or LP file.
 
 One file holds the MILP of one dataset selection (g and Q are fixed per selection):
 ``--datasets a,b`` chooses it; by default every dataset is selected. Solving the file
@@ -14,8 +14,12 @@ from deplbench.errors import InputError
 
 
 def export_model(instance, out: str | Path, *, formulation: str = "aggregated", scenarios: int = 200,
-                 seed: int = 0, datasets: tuple[str, ...] | None = None) -> tuple[int, int]:
-    """Write the SAA MILP to ``out`` (``.mps`` or ``.lp``); return (columns, rows)."""
+                 seed: int = 0, datasets: tuple[str, ...] | None = None, fixed: bool = False):
+    """Write the SAA MILP to ``out`` (``.mps`` or ``.lp``); return (columns, rows, the MPS text's facts or None).
+
+    ``fixed``: fixed-format MPS (:mod:`deplbench.formulations.saa.mps_text`), else free format
+    with exact numbers; the file's ``NAME`` is the instance's name.
+    """
     from deplbench.formulations.saa.io import write_model
     from deplbench.formulations.saa.model import FORMULATIONS, build, subset_data
     from deplbench.instances.scenarios import sample_scenarios
@@ -26,6 +30,8 @@ def export_model(instance, out: str | Path, *, formulation: str = "aggregated", 
         raise InputError("the output file must end in .mps or .lp", "--out")
     if formulation not in FORMULATIONS:
         raise InputError(f"formulation must be one of {', '.join(FORMULATIONS)}", "--formulation")
+    if fixed and out.suffix.lower() != ".mps":
+        raise InputError("--format fixed needs an .mps output file", "--format")
     if scenarios < 1:
         raise InputError("scenarios must be >= 1", "--scenarios")
     ds = tuple(datasets) if datasets else instance.dataset_ids
@@ -38,8 +44,8 @@ def export_model(instance, out: str | Path, *, formulation: str = "aggregated", 
         raise InputError(f"the selection {','.join(ds)} has g <= 0 (no plan can use it)", "--datasets")
     data = subset_data(instance, ds, sample_scenarios(instance, scenarios, seed))
     model = build(data, formulation, names=True)
-    write_model(model, out)
-    return model.n_vars, model.n_cons
+    facts = write_model(model, out, name=instance.name, fixed=fixed)
+    return model.n_vars, model.n_cons, facts
 
 
 def cmd_export(args) -> int:
@@ -49,9 +55,15 @@ def cmd_export(args) -> int:
     check_output_path(args.out)
     inst = load_instance(args.instance)
     ds = tuple(d.strip() for d in args.datasets.split(",")) if args.datasets else None
-    n, m = export_model(inst, args.out, formulation=args.formulation, scenarios=args.scenarios,
-                        seed=args.seed, datasets=ds)
-    print(f"wrote {args.out} ({n} columns, {m} rows)")
+    n, m, facts = export_model(inst, args.out, formulation=args.formulation, scenarios=args.scenarios,
+                               seed=args.seed, datasets=ds, fixed=args.format == "fixed")
+    note = ""
+    if facts is not None and args.format == "fixed":
+        note = ("; every number exact" if facts.exact else
+                f"; {facts.rounded} numbers rounded to 12 characters (largest relative change "
+                f"{facts.max_rel_change:.1e}){', long names as C<index>' if facts.renamed else ''}: "
+                f"--format free writes them exactly")
+    print(f"wrote {args.out} ({n} columns, {m} rows{note})")
     return 0
 
 
@@ -65,5 +77,7 @@ def register(subparsers) -> None:
     s.add_argument("--scenarios", type=int_in(1, MAX_SCENARIOS), default=200)
     s.add_argument("--seed", type=nonneg_int, default=0)
     s.add_argument("--datasets", default=None, help="comma-separated selection (default: all)")
+    s.add_argument("--format", default="free", choices=["free", "fixed"],
+                   help="MPS layout: free (exact numbers) or fixed (any MPS reader, numbers within 12 characters)")
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_export)

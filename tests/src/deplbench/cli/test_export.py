@@ -102,3 +102,17 @@ def test_solve_cli_infeasible_exits_zero(tmp_path):
                  "--out", str(out)]) == 0
     plan = json.loads(out.read_text())
     assert plan["status"] == "infeasible" and plan["segments"] == []
+
+
+def test_export_fixed_format_says_what_it_rounded(inst_file, tmp_path, capsys):
+    _, path = inst_file
+    free, fixed = tmp_path / "free.mps", tmp_path / "fixed.mps"
+    assert main(["export", str(path), "--scenarios", "20", "--out", str(free)]) == 0
+    assert main(["export", str(path), "--scenarios", "20", "--format", "fixed", "--out", str(fixed)]) == 0
+    out = capsys.readouterr().out
+    assert "rounded to 12 characters" in out and "--format free writes them exactly" in out
+    assert free.read_text().startswith("NAME cli-small\n")
+    assert fixed.read_text().startswith("NAME          cli-small\n")
+    assert _read_back(fixed) == pytest.approx(_read_back(free), rel=1e-9)
+    assert main(["export", str(path), "--format", "fixed", "--out", str(tmp_path / "m.lp")]) == 2
+    assert "--format" in capsys.readouterr().err and not (tmp_path / "m.lp").exists()
