@@ -135,6 +135,7 @@ def _md_row(md: str, first_cell: str, after: str) -> dict[str, str]:
     raise AssertionError(f"no row {first_cell!r} in the table after {after!r}")
 
 
+@pytest.mark.slow
 def test_files_exist_and_figures_embedded(report):
     html, md, _ = report
     out = html.parent
@@ -297,6 +298,7 @@ def test_submodularity_computed_when_runs_lack_it():
     assert row["verdict"] == ("violated" if want > 1e-9 else "submodular on every instance checked")
 
 
+@pytest.mark.slow
 def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
     import importlib.machinery
     import shutil

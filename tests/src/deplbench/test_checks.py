@@ -20,6 +20,8 @@ def test_every_method_and_family_is_enrolled():
                                        "same_seed_same_plan", "out_of_range_params_rejected"}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+# imports_declared runs each method in a child process (seconds each): slow; the other checks are fast
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.check == "imports_declared" else [])
+                                  for c in CASES])
 def test_conformance(case):
     checks.run_check(case)
