@@ -20,8 +20,15 @@ def test_every_method_and_family_is_enrolled():
                                        "same_seed_same_plan", "out_of_range_params_rejected"}
 
 
-# imports_declared runs each method in a child process (seconds each): slow; the other checks are fast
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.check == "imports_declared" else [])
-                                  for c in CASES])
+#: slow (seconds a case): imports_declared runs each method in a child process; mps solves through files in a
+#: child process, milp-scip-bc through SCIP's callbacks. The other checks are the fast lane's.
+SLOW_METHODS = ("mps", "milp-scip-bc")
+
+
+def _marks(c):
+    return [pytest.mark.slow] if c.check == "imports_declared" or c.method in SLOW_METHODS else []
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CASES])
 def test_conformance(case):
     checks.run_check(case)
