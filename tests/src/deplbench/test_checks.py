@@ -20,13 +20,12 @@ def test_every_method_and_family_is_enrolled():
                                        "same_seed_same_plan", "out_of_range_params_rejected"}
 
 
-#: slow (seconds a case): imports_declared runs each method in a child process; mps solves through files in a
-#: child process, milp-scip-bc through SCIP's callbacks. The other checks are the fast lane's.
-SLOW_METHODS = ("mps", "milp-scip-bc")
-
-
+#: slow (a second or more a case under load): imports_declared runs each method in a child process, and the
+#: MIP solvers build and solve a model per case (mps through files in a child process). The fast lane keeps
+#: the other checks of the other methods; tests/e2e/test_conformance.py runs every method there too.
 def _marks(c):
-    return [pytest.mark.slow] if c.check == "imports_declared" or c.method in SLOW_METHODS else []
+    slow = c.check == "imports_declared" or c.method == "mps" or c.method.startswith("milp-")
+    return [pytest.mark.slow] if slow else []
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CASES])
