@@ -229,6 +229,7 @@ def test_calibrate_cli_writes_a_complete_document(params_file):
     assert all(0 < s["bootstrap_p"] <= 1 for s in data["switches"])
 
 
+@pytest.mark.slow
 def test_calibrated_family_is_usable_by_solvers(params_file, tmp_path):
     from deplbench.instances.io import load_instance
     from deplbench.registry import solve

@@ -63,6 +63,7 @@ def test_a_stop_during_setup_is_interrupted_without_a_run():
     assert "before the run started" in w.error
 
 
+@pytest.mark.slow
 def test_depl_solves_under_a_300_mb_limit(tmp_path):
     """In its own process: ``deplbench solve`` forks itself, so a long test session's memory would count."""
     inst = tmp_path / "p.json"
