@@ -43,6 +43,7 @@ def _hit_problems(summaries) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 def test_quick_library_has_references_and_tiers(lib):
     recs = lib.manifest["instances"]
     assert 10 <= len(recs) <= 20
@@ -58,6 +59,7 @@ def test_quick_library_has_references_and_tiers(lib):
             assert math.isclose(rec["reference"]["value"], rec["known_optimum"], rel_tol=1e-9)
 
 
+@pytest.mark.slow
 def test_two_builds_are_identical(lib, tmp_path):
     """A second build, on a Dask LocalCluster of two workers, writes the same files."""
     out = tmp_path / "again"
@@ -79,6 +81,7 @@ def test_two_builds_are_identical(lib, tmp_path):
         assert sha256(lib.root / rel) == digest
 
 
+@pytest.mark.slow
 def test_a_stopped_build_continues_from_its_checkpoint(lib, tmp_path):
     """Stopped (KeyboardInterrupt) after three finished entries: no library, three entries kept; one of
     them is then damaged. The same call builds all but the two intact ones, and its library is the
@@ -178,6 +181,7 @@ def _solve_file(path) -> tuple[str, float | None]:
     return st, (h.getInfo().objective_function_value if st == "Optimal" else None)
 
 
+@pytest.mark.slow
 def test_every_opt_and_inf_line_is_recomputed(lib):
     for rec in lib.manifest["instances"]:
         ref = lib.refs[rec["name"]]
@@ -202,6 +206,7 @@ def _solutions(lib):
                 yield r["name"], lib.root / r["solution"]
 
 
+@pytest.mark.slow
 def test_checker_accepts_every_reference_solution(lib):
     sols = list(_solutions(lib))
     assert len(sols) >= 20
@@ -225,11 +230,13 @@ def _tamper(lib, tmp_path, edit, need_forbidden=False):
     return check(lib, out, rec["name"])
 
 
+@pytest.mark.slow
 def test_checker_flags_a_lowered_cost(lib, tmp_path):
     res = _tamper(lib, tmp_path, lambda p, _i: p.update(objective=p["objective"] * 0.9))
     assert not res.consistent and "stated objective" in res.contradictions[0]
 
 
+@pytest.mark.slow
 def test_checker_flags_a_level_that_does_not_exist(lib, tmp_path):
     def edit(p, inst):
         seg = p["segments"][0]
@@ -246,6 +253,7 @@ def test_checker_flags_a_level_that_does_not_exist(lib, tmp_path):
     assert not res.feasible and not res.consistent and "level" in " ".join(res.notes)
 
 
+@pytest.mark.slow
 def test_checker_flags_a_forbidden_switch(lib, tmp_path):
     def edit(p, inst):
         a, b = _forbidden(inst)
@@ -257,6 +265,7 @@ def test_checker_flags_a_forbidden_switch(lib, tmp_path):
     assert not res.consistent and "switch" in " ".join(res.notes)
 
 
+@pytest.mark.slow
 def test_checker_flags_a_solution_of_an_infeasible_problem(lib, tmp_path):
     inf = next(r for r in lib.manifest["instances"] if r["reference"]["kind"] == "inf")
     inst = load_instance(lib.root / inf["file"])
@@ -271,6 +280,7 @@ def test_checker_flags_a_solution_of_an_infeasible_problem(lib, tmp_path):
     assert not out.consistent
 
 
+@pytest.mark.slow
 def test_cli_check_exit_status_and_sol_files(lib, tmp_path, capsys):
     name, path = next((n, p) for n, p in _solutions(lib) if p.suffix == ".sol")
     assert main(["library", "check", str(path), "--instance", name, "--library", str(lib.root)]) == 0
@@ -293,6 +303,7 @@ def test_build_refuses_a_folder_that_is_not_a_library(tmp_path, capsys):
     shutil.rmtree(tmp_path / "x")
 
 
+@pytest.mark.slow
 def test_run_and_report_on_the_library(lib, tmp_path):
     from deplbench.benchmarks.api import read_results, run_config
 
@@ -320,6 +331,7 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
     assert "Tier easy: 2 instances" in report and "sgm_time_s" in report
 
 
+@pytest.mark.slow
 def test_reference_is_the_first_proof_in_a_fixed_order(lib):
     from deplbench.benchmarks.library.build import exact_methods
 
@@ -342,6 +354,7 @@ def test_exact_work_limit_is_deterministic():
     assert int(need / 3) < runs[0].extra["work"] < need
 
 
+@pytest.mark.slow
 def test_proven_infeasibility_counts_as_solved_on_inf_instances(lib):
     import pandas as pd
 
@@ -408,6 +421,7 @@ def _cbc(mps, tmp_path):
     return sf.status, sf.objective
 
 
+@pytest.mark.slow
 def test_proven_references_agree_with_an_independent_method(lib, tmp_path):
     """Every =opt= / =inf= line is reproduced by another method: the other exact method on the
     instance, and CBC (not HiGHS, which proved them) on the SAA files."""
@@ -505,6 +519,7 @@ def test_checker_reads_a_solution_of_a_fixed_file_with_its_short_names(lib, tmp_
     assert any("exact (rational) check of free/" in n for n in res.notes)
 
 
+@pytest.mark.slow
 def test_checker_rejects_a_sol_off_a_row_by_1e5_relative(lib, tmp_path):
     """MIPLIB's checker, exactly: a .sol whose equality row is off by 1e-5 relative is rejected (the
     reference .sol passes), in rational arithmetic against the library's own MPS file."""
@@ -562,6 +577,7 @@ def dask_processes(tmp_path):
             p.wait()
 
 
+@pytest.mark.slow
 def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_processes):
     """`library build --scheduler ADDRESS`: the files of a local build, to the byte, although one of
     the two workers is killed (SIGKILL) after the first task finishes: its tasks are run again."""
@@ -598,6 +614,7 @@ def test_build_on_a_scheduler_and_workers_started_by_hand(lib, tmp_path, dask_pr
     assert json.loads((out / "timings.json").read_text())["engine"] == address
 
 
+@pytest.mark.slow
 def test_benchmark_set_is_diverse_proven_and_reachable(lib):
     """The manifest's benchmark set: proven instances, every (family, mode, tier) group before repeats."""
     from deplbench.benchmarks.library import benchmark_set
@@ -618,6 +635,7 @@ def test_benchmark_set_is_diverse_proven_and_reachable(lib):
         generate("library", {"dir": str(lib.root), "benchmark": len(chosen)})
 
 
+@pytest.mark.slow
 def test_library_family_by_tier_and_index(lib):
     """``tier=T, index=i``: the i-th instance of tier T by name (what library.toml's medium experiment uses)."""
     from deplbench.registry import generate
@@ -633,6 +651,7 @@ def test_library_family_by_tier_and_index(lib):
         generate("library", {"dir": str(lib.root), "tier": "tough", "index": 0})
 
 
+@pytest.mark.slow
 def test_manifest_grades_by_recorded_work(lib):
     """Each tier follows from the proof work in the manifest; timings.json keeps every reference run's
     counters and work (the model's input, for a refit), and that work is the model of those counters."""

@@ -32,6 +32,7 @@ def test_speed_random_runs_exact_and_depl_on_both_modes(capsys):
     assert "exact geometric mean" in out and "aim >= 20x" in out
 
 
+@pytest.mark.slow
 def test_saa_scale_rung_reports_the_times_and_the_plain_check():
     line, res = saa_scale.rung("per_epoch", 0, 60, 120.0, "milp-highs-direct")
     assert res.status == Status.OPTIMAL and "optimal" in line

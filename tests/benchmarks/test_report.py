@@ -135,6 +135,7 @@ def _md_row(md: str, first_cell: str, after: str) -> dict[str, str]:
     raise AssertionError(f"no row {first_cell!r} in the table after {after!r}")
 
 
+@pytest.mark.slow
 def test_files_exist_and_figures_embedded(report):
     html, md, _ = report
     out = html.parent
@@ -150,6 +151,7 @@ def test_files_exist_and_figures_embedded(report):
     assert md.index("## Paper reproduction: headline") < md.index("## Runs in this store")
 
 
+@pytest.mark.slow
 def test_headline_uses_certified_figures(report):
     _, md, runs = report
     evald = runs[runs["experiment"] == "main"]
@@ -178,6 +180,7 @@ def _sgm(x) -> float:
     return math.exp(sum(math.log(t + 10.0) for t in x) / len(x)) - 10.0
 
 
+@pytest.mark.slow
 def test_solver_comparison(report):
     _, md, runs = report
     bf = [t for t, n in zip(TIMES["bruteforce"], PLANS, strict=True) if n != NO_PROOF] + [LIMIT]
@@ -199,6 +202,7 @@ def test_solver_comparison(report):
     assert np.isinf(r.loc[NO_PROOF, "bruteforce"]) and (r.min(axis=1)[np.isfinite(r.min(axis=1))] == 1).all()
 
 
+@pytest.mark.slow
 def test_ratio_and_stated_bound(report):
     _, md, runs = report
     feas = runs[runs["feasible"].fillna(False).astype(bool)]
@@ -219,6 +223,7 @@ def test_ratio_and_stated_bound(report):
     assert "impossible" in md
 
 
+@pytest.mark.slow
 def test_ratio_interval_without_proof(report):
     _, _, runs = report
     d = prepare(runs)
@@ -232,6 +237,7 @@ def test_ratio_interval_without_proof(report):
     assert r["ratio_lo"] == pytest.approx(cost / ref["ref_hi"]) and r["ratio_hi"] == pytest.approx(cost / BOUND)
 
 
+@pytest.mark.slow
 def test_scaling_fit_excludes_censored(report):
     _, md, runs = report
     g = runs[(runs.experiment == "scaling-eta") & (runs.harness_status == "ok")]
@@ -244,6 +250,7 @@ def test_scaling_fit_excludes_censored(report):
     assert cells["claimed_P2"] == "-4" and cells["corrected"] == "2"
 
 
+@pytest.mark.slow
 def test_claims_submodularity(report):
     _, md, _ = report
     at = "*Largest submodularity violation per family*"
@@ -297,6 +304,7 @@ def test_submodularity_computed_when_runs_lack_it():
     assert row["verdict"] == ("violated" if want > 1e-9 else "submodular on every instance checked")
 
 
+@pytest.mark.slow
 def test_calibration_figures_included(store_dir, tmp_path, monkeypatch):
     import importlib.machinery
     import shutil
@@ -344,6 +352,7 @@ def _md_rows(md: str, after: str) -> list[dict[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_per_stage_exponents_beside_prediction(report):
     _, md, runs = report
     rows = {(r["stage"], r["variable"]): r for r in _md_rows(md, "*Fitted per-stage exponents*")}

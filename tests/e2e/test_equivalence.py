@@ -35,6 +35,7 @@ def after(tmp_path_factory) -> pd.DataFrame:
     return df.set_index(["instance", "solver", "params"]).sort_index()
 
 
+@pytest.mark.slow
 def test_same_certified_figures(after):
     before = pd.read_csv(DATA / "equivalence_before.csv").set_index(["instance", "solver", "params"]).sort_index()
     assert list(before.index) == list(after.index)

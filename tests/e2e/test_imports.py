@@ -30,6 +30,7 @@ def test_pyscipopt_with_highspy_and_ortools_in_one_process():
                        "assert cp_model.CpSolver().solve(c) == cp_model.OPTIMAL")
 
 
+@pytest.mark.slow
 def test_numba_kernels_with_every_solver_library_in_one_process():
     """DepL's compiled stage-2 loops (numba, LLVM) beside HiGHS, OR-Tools and SCIP, each one used."""
     _ok_in_one_process(

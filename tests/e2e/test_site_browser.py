@@ -75,6 +75,7 @@ def _assert_clean(drv, pages: list[Path]) -> None:
     assert not problems, problems
 
 
+@pytest.mark.slow
 def test_report_site_pages_are_clean(drv, smoke, tmp_path):
     pages = browser.local_pages(smoke)
     names = {p.relative_to(smoke).as_posix() for p in pages}
@@ -87,6 +88,7 @@ def test_report_site_pages_are_clean(drv, smoke, tmp_path):
     _screenshot(drv, smoke / "index.html", _shots(tmp_path) / "report-index.png")
 
 
+@pytest.mark.slow
 def test_every_instance_and_method_has_a_page(smoke):
     from deplbench.benchmarks.api import read_results
 
@@ -103,6 +105,7 @@ def _column(drv, table, idx: int) -> list[str]:
         "?? r.cells[arguments[1]].textContent)", table, idx)
 
 
+@pytest.mark.slow
 def test_sorting_a_table_reorders_rows_and_sets_aria_sort(drv, smoke):
     from selenium.webdriver.common.by import By
 
@@ -122,6 +125,7 @@ def test_sorting_a_table_reorders_rows_and_sets_aria_sort(drv, smoke):
     assert heads[0].get_attribute("aria-sort") is None  # only the sorted column is marked
 
 
+@pytest.mark.slow
 def test_filtering_hides_rows(drv, library):
     from selenium.webdriver.common.by import By
 
@@ -136,6 +140,7 @@ def test_filtering_hides_rows(drv, library):
     assert sum(word in r.text for r in rows) == len(shown)
 
 
+@pytest.mark.slow
 def test_chart_shows_hover_text(drv, smoke):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -154,6 +159,7 @@ def test_chart_shows_hover_text(drv, smoke):
     assert "instance:" in text and "method:" in text
 
 
+@pytest.mark.slow
 def test_library_site_is_clean_and_has_every_instance(drv, library, tmp_path):
     site = library / "site"
     man = json.loads((library / "manifest.json").read_text())

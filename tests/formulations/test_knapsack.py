@@ -81,6 +81,7 @@ def test_reduction_equals_milp_highs_direct():
             assert res.status == Status.INFEASIBLE, (kp, res.status, res.message)
 
 
+@pytest.mark.slow
 def test_half_unit_slack_is_exact_for_large_numbers():
     # values and weights near the limit: the boundary plans must be decided exactly
     v, w = 2**40 + 1, 2**20 + 3

@@ -147,6 +147,7 @@ def test_cpsat_inexact_scaling_is_only_feasible():
     assert res.objective >= _opt("per_run") - 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("neg", [False, True])
 @pytest.mark.parametrize("formulation", FORMS)
 def test_all_backends_agree_when_scaling_is_exact(formulation, neg):

@@ -23,6 +23,7 @@ def test_fixture_covers_every_instance():
     assert BEFORE["params"] == PARAMS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_plans_identical(method):
     diff = []

@@ -133,6 +133,7 @@ def test_store_that_cannot_be_created_is_one_line_then_resumes(tmp_path, disk, c
     assert len(_stored(out)) == 3
 
 
+@pytest.mark.slow
 def test_disk_filling_up_during_a_run_is_one_line_then_resumes(tmp_path, disk, capsys):
     mnt, _ = disk
     filler = mnt / "filler"
@@ -149,6 +150,7 @@ def test_disk_filling_up_during_a_run_is_one_line_then_resumes(tmp_path, disk, c
     assert len(rows) == 6 and len({k for k, _ in rows}) == 6 and {s for _, s in rows} == {"ok"}
 
 
+@pytest.mark.slow
 def test_report_export_and_library_on_a_full_disk(tmp_path, disk, capsys):
     mnt, fill = disk
     store = tmp_path / "res"

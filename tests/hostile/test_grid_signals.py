@@ -106,6 +106,7 @@ def _grid(tmp_path, fast: int = 0):
     return config(tmp_path, tables, seeds=seeds, harness="grace = 5.0\neval_samples = 100"), release
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "engine"), [(signal.SIGINT, ()), (signal.SIGTERM, ()),
                                              (signal.SIGINT, ("--cluster", "local"))])
 def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engine, start):
@@ -138,6 +139,7 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engin
     assert {(r[1], r[2]) for r in rows} == {("ok", "feasible")}
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path, start):
     path, release = _grid(tmp_path, fast=4)
     out = tmp_path / "out"

@@ -52,6 +52,7 @@ def _certified(inst: Path, plan: Path) -> dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_during_exact_writes_the_certified_incumbent(hard, tmp_path, sig):
     out = tmp_path / "plan.json"
@@ -75,6 +76,7 @@ def test_signal_during_exact_writes_the_certified_incumbent(hard, tmp_path, sig)
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_second_signal_ends_at_once(hard, tmp_path):
     out = tmp_path / "plan.json"
     proc = _start_solve(hard, out)
@@ -103,6 +105,7 @@ sys.exit(int(sys.argv[2]))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code, status", [(0, 130), (2, 2)])
 def test_a_signal_while_the_interpreter_ends_quits_at_once_without_a_traceback(code, status):
     """``console_main``'s last step: after the command, SIGINT ends the process at once with the
@@ -119,6 +122,7 @@ def test_a_signal_while_the_interpreter_ends_quits_at_once_without_a_traceback(c
     assert "KeyboardInterrupt" in bare.stderr  # the failure the handler prevents
 
 
+@pytest.mark.slow
 def test_sigkill_of_the_whole_group_leaves_the_checkpoint(hard, tmp_path):
     out = tmp_path / "plan.json"
     ckpt = Path(str(out) + ".checkpoint")
@@ -133,6 +137,7 @@ def test_sigkill_of_the_whole_group_leaves_the_checkpoint(hard, tmp_path):
     assert _certified(hard, ckpt)["feasible"] is True  # the best plan survives a SIGKILL
 
 
+@pytest.mark.slow
 def test_api_returns_the_incumbent_on_keyboard_interrupt(hard):
     """``db.solve`` returns (does not raise) an ``interrupted`` result with the certified incumbent."""
     import _thread
@@ -169,6 +174,7 @@ def _small_per_run():
     return small(**STOCHASTIC["per_run"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", ["limit", "interrupt"])
 def test_saa_limit_or_interrupt_returns_the_start_plan(monkeypatch, stop):
     """The MILP stops before it finds a plan: a start plan comes back, certified."""
@@ -194,6 +200,7 @@ def test_saa_limit_or_interrupt_returns_the_start_plan(monkeypatch, stop):
     assert "plan is the incumbent (start plan)" in res.message or "meeting the sample" in res.message
 
 
+@pytest.mark.slow
 def test_has_solution_of_stopped_results():
     from deplbench.instances.plan import Plan, Segment
 
@@ -207,6 +214,7 @@ def test_has_solution_of_stopped_results():
     assert SolveResult(Status.OPTIMAL, plan).has_solution
 
 
+@pytest.mark.slow
 def test_rejected_incumbent_is_dropped(monkeypatch):
     """A stopped method's offer that the evaluator rejects is not returned as a solution."""
     import deplbench as db

@@ -43,6 +43,7 @@ def _kept_entries_are_finished(tmp_path) -> None:
         assert all(run["status"] != "interrupted" for run in runs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_build_leaves_nothing(tmp_path, sig):
     children = []
@@ -67,6 +68,7 @@ def test_a_stopped_build_leaves_nothing(tmp_path, sig):
     assert not alive(children)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_build_in_one_process_stops_on_a_signal(tmp_path, sig):
     """`--workers 1`: the entries run in the build's own process, where a solver catches the signal and

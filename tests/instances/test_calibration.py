@@ -103,6 +103,7 @@ def test_recovers_penalties(fitted):
         assert s["n"] == 60 and len(s["observed"]) == 60
 
 
+@pytest.mark.slow
 def test_only_the_product_A_times_mean_is_identified():
     models = {m: (A, B, p, fam, 1.25, var * 1.25 ** 2, d) for m, (A, B, p, fam, _, var, d) in TRUE.items()}
     out = calibrate(simulate("per_epoch", models).assign(line=0), n_mc=0, penalty_bounds=(0.0, 2.0))
@@ -216,6 +217,7 @@ def params_file(tmp_path_factory):
     return d / "params.json"
 
 
+@pytest.mark.slow
 def test_calibrate_cli_writes_a_complete_document(params_file):
     data = json.loads(params_file.read_text())
     assert data["schema"] == "depl-calibration/1" and data["bootstrap"] == 9
@@ -227,6 +229,7 @@ def test_calibrate_cli_writes_a_complete_document(params_file):
     assert all(0 < s["bootstrap_p"] <= 1 for s in data["switches"])
 
 
+@pytest.mark.slow
 def test_calibrated_family_is_usable_by_solvers(params_file, tmp_path):
     from deplbench.instances.io import load_instance
     from deplbench.registry import solve

@@ -20,6 +20,7 @@ def _with_noise(family: str, mean: float, var: float) -> dict:
     return {**BASE, "models": [{**m, "noise": {"family": family, "mean": mean, "var": var}} for m in BASE["models"]]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["invgamma", "gamma", "lognormal", "normal"])
 def test_laws_at_the_magnitude_caps_raise_no_numpy_warning(family):
     for mean, var in itertools.product((1e-12, 1.0, 1e15), (1e-12, 1e12, 1e15)):

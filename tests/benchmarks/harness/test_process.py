@@ -16,6 +16,7 @@ from harness_configs import MODULE, alive, config, solver
 from deplbench.benchmarks.api import run_config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whom", ["harness", "group"])
 def test_sigkilled_run_leaves_no_process(tmp_path, whom):
     """A SIGKILL of the harness, or of its whole process group (a scheduler's kill of the job, which
@@ -53,6 +54,7 @@ def _pgid(pid: int) -> int | None:
         return None
 
 
+@pytest.mark.slow
 def test_slow_generation_is_a_timeout_row(tmp_path):
     text = ("[harness]\ngrace = 1.0\neval_samples = 100\n\n[[experiments]]\nname = \"t\"\n\n"
             f"[[experiments.instances]]\nfamily = \"harness-slow\"\nmodule = \"{MODULE}\"\nseeds = [0]\n"

@@ -3,6 +3,8 @@ method of the grid declares (and none that only some declare)."""
 
 from __future__ import annotations
 
+import pytest
+
 from deplbench.benchmarks.harness.config import load_config
 from deplbench.benchmarks.harness.process import grid_preload
 from deplbench.heuristics.depl import DEPL_IMPORTS
@@ -58,6 +60,7 @@ def _preloaded(tmp_path, name: str, *solvers: str) -> list[int]:
     return [json.loads(x)["preloaded"] for x in rows["extra_json"]]
 
 
+@pytest.mark.slow
 def test_the_fork_server_holds_the_shared_imports_before_a_run(tmp_path):
     assert _preloaded(tmp_path, "alone", "harness-preloaded") == [1]
     assert _preloaded(tmp_path, "mixed", "harness-preloaded", "harness-ok") == [0]

@@ -37,6 +37,7 @@ def by(df, name):
     return df[df["solver"] == name]
 
 
+@pytest.mark.slow
 def test_every_run_is_stored_once_with_its_status(grid):
     runs, _, summary, df = grid
     assert summary.ran == len(runs) == 10 and summary.skipped == 0

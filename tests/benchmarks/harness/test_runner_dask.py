@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from harness_configs import config, solver
 
 from deplbench.benchmarks.harness.config import load_config
 from deplbench.benchmarks.harness.runner import run_grid
 from deplbench.benchmarks.harness.store import Store
+
+pytestmark = pytest.mark.slow  # a Dask LocalCluster starts in each test (10-30 s)
 
 
 def test_local_cluster_runs_a_grid(tmp_path):

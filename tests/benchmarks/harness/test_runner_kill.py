@@ -11,6 +11,7 @@ import threading
 import time
 
 import duckdb
+import pytest
 from harness_configs import config, solver
 
 from deplbench.benchmarks.harness.config import load_config
@@ -23,6 +24,7 @@ def _cmd(path, out):
             "--no-report"]
 
 
+@pytest.mark.slow
 def test_sigkill_then_rerun_completes_the_grid(tmp_path):
     path = config(tmp_path, [solver("harness-sleep", seconds=[0.3, 0.31, 0.32], time_limit=5)],
                   seeds=(0, 1, 2, 3), harness="grace = 1.0\neval_samples = 1000")

@@ -61,6 +61,7 @@ def _instance(seed: int, models: int = 3):
                                "noise_mode": "per_run"}, seed=seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,U", [(0, (0, 1)), (0, (0, 1, 2)), (1, (0, 2)), (2, (0, 1, 2, 3)), (3, tuple(range(6)))])
 def test_cover_refutes_every_coefficient_vector_below_R(seed, U):
     inst = _instance(seed, max(3, len(U)))
@@ -147,6 +148,7 @@ def test_cover_is_tighter_than_its_cells_start():
     assert coarse.bound(alpha, COVER_MARGIN[3]) > first * 1.005
 
 
+@pytest.mark.slow
 def test_a_tangent_at_a_direction_raises_the_scale_there():
     """A tangent added at ``v`` certifies a larger scale along ``v`` than the support's first ones
     (the feasible set is far from round: one heavy model keeps little diversification)."""

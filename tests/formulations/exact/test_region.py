@@ -123,6 +123,7 @@ def test_region_key_bounds_every_node_of_its_subtree(mode, seed):
     assert tight > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["per_run", "per_epoch"])
 def test_region_keys_keep_the_optimum(mode):
     for seed in range(2):
@@ -249,6 +250,7 @@ def _compiled_interrupt() -> SystemError:
         return exc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, "compiled"])
 def test_an_interrupt_while_region_keys_are_built_returns_the_incumbent(monkeypatch, stop):
     """SIGINT/SIGTERM (KeyboardInterrupt, also as the SystemError of a compiled call it interrupted)

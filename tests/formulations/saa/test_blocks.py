@@ -155,6 +155,7 @@ def test_options_find_the_enumerated_optimum_with_a_block_cap(block_cap, mode):
             assert res.extra["bound_count"] <= opt * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_random_cyclic_instance_matches_the_plain_formulation(block_cap):
     rnd = get_family("random")
     inst = rnd.func(0, **rnd.parse_params({"epochs": 7}))

@@ -34,6 +34,7 @@ def test_clopper_pearson_and_rank():
     assert replication_lower_bound([1.0], N=50, allowed=0, eps=0.01, conf=0.95)[0] is None
 
 
+@pytest.mark.slow
 def test_bounds_cover_the_bruteforce_optimum():
     inst = load_paper("paper-alexnet-per_run-t9")
     truth = solve("bruteforce", inst, {"time_limit": 120.0})
@@ -53,6 +54,7 @@ def test_bounds_cover_the_bruteforce_optimum():
     assert lb_hits >= least and viol_hits >= least
 
 
+@pytest.mark.slow
 def test_cli(capsys):
     path = "instances/data/paper-mobilenet-per_run-t13.json"
     code = main(["saa-bounds", path, "--replications", "1", "--scenarios", "10", "--eval-samples", "2000",

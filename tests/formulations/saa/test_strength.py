@@ -88,6 +88,7 @@ def plan_cost_time(inst, plan):
     return plan_costs(inst, plan)[2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("graph", ["cyclic", "acyclic"])
 @pytest.mark.parametrize("case", list(STOCHASTIC))
 def test_options_find_the_enumerated_optimum(case, graph):
@@ -121,6 +122,7 @@ def _instances():
             rnd.func(1, **rnd.parse_params({"epochs": 8}))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1])
 def test_options_and_backends_match_the_plain_formulation(which):
     inst = _instances()[which]

@@ -125,6 +125,7 @@ def test_fast_decision_agrees_with_the_full_bracket(source):
     assert min(checked.values()) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["invgamma", "gamma", "lognormal", "normal"])
 @pytest.mark.parametrize("mean,var", [(1.0, 1e-12), (1.0, 1e12), (1e-12, 1e-12), (1e12, 1e12), (1.0, 2.0)])
 def test_laws_at_the_caps_give_finite_brackets(family, mean, var):

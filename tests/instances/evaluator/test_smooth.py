@@ -166,6 +166,7 @@ def test_mixed_laws_bracket(seed, monkeypatch):
     _mc_contains(terms, omega, br.lo, br.hi)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_random_per_epoch_plans(seed, monkeypatch):
     """Random per_epoch plans: the histogram bracket is as narrow as asked, overlaps the lattice one

@@ -157,6 +157,7 @@ def test_a_config_naming_a_moved_module_gets_one_line(tmp_path, capsys):
     assert len(err) == 1 and "moved to 'deplbench.benchmarks.harness.testing'" in err[0], err
 
 
+@pytest.mark.slow
 def test_a_wheel_holds_every_subpackage(tmp_path, found):
     """A non-editable install gets every module (the package list in pyproject is complete)."""
     src = tmp_path / "src"  # a copy: building writes build/ and *.egg-info beside the sources

@@ -75,6 +75,7 @@ def test_claims_hold_catches_a_bound_above_a_known_plan(monkeypatch):
         checks.run_check(checks.Case("test-overbound", FAMILY, "claims_hold"))
 
 
+@pytest.mark.slow
 def test_imports_declared_fails_for_a_library_imported_inside_the_run(monkeypatch):
     """The probe runs in a fresh interpreter: the method is found there by its module's file."""
     module = str(Path(__file__).resolve().parents[2] / "late_import_solvers.py")

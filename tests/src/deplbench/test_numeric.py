@@ -105,6 +105,7 @@ print(ours.hexdigest(), blas.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_the_same_bits_under_every_openblas_kernel():
     """The helpers' products and the evaluator's brackets hash the same under OpenBLAS's kernels of
     three CPU generations (a fresh process each, ``OPENBLAS_CORETYPE``; only kernels this CPU can

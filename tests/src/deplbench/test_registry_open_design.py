@@ -61,6 +61,7 @@ def toy_run(tmp_path_factory):
     return tmp, res
 
 
+@pytest.mark.slow
 def test_toy_solver_gets_its_own_rows_and_columns(toy_run):
     tmp, res = toy_run
     assert res.counts == {"ok": 4}

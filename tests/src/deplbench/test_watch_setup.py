@@ -14,6 +14,7 @@ import multiprocessing as mp
 import subprocess
 import sys
 
+import pytest
 from harness_configs import config, solver
 
 from deplbench import watch
@@ -62,6 +63,7 @@ def test_a_stop_during_setup_is_interrupted_without_a_run():
     assert "before the run started" in w.error
 
 
+@pytest.mark.slow
 def test_depl_solves_under_a_300_mb_limit(tmp_path):
     """In its own process: ``deplbench solve`` forks itself, so a long test session's memory would count."""
     inst = tmp_path / "p.json"
@@ -76,6 +78,7 @@ def test_depl_solves_under_a_300_mb_limit(tmp_path):
     assert plan["status"] == "feasible" and plan["segments"], done.stdout
 
 
+@pytest.mark.slow
 def test_a_depl_run_of_a_mixed_grid_under_a_300_mb_limit(tmp_path):
     """Mixed with another method, the fork server does not hold numba: the run loads it itself (about
     245 MB at its peak). By the CLI, in its own process: this session's fork server may hold more."""

@@ -41,6 +41,7 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_time_limit_holds_for_every_method(tmp_path):
     inst = tmp_path / "big.json"
     assert main(["generate", "random", "--set", "models=50", "--set", "clusters=50", "--set", "levels=100",
