@@ -57,7 +57,8 @@ def summary(g: pd.DataFrame) -> dict[str, Any]:
     planned = g[g["cost"].notna()]
     if planned.empty:
         status = ",".join(sorted(set(g["status"].dropna().astype(str)) | set(g["harness_status"].dropna()) - {"ok"}))
-        return out | {"note": f"no plan ({status or 'unknown'})"}
+        why = sorted(set(g["reason"].dropna().astype(str))) if "reason" in g else []
+        return out | {"note": f"no plan ({status or 'unknown'}{': ' + why[0] if why else ''})"}
     feas = feasible_mask(planned)
     viol = sorted({v for s in planned.loc[~feas, "violations"].dropna() for v in str(s).split(",") if v})
     return out | {"cost": float(planned["cost"].median()), "q_hi": float(planned["q_hi"].median()),

@@ -46,7 +46,8 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
             fig.add_trace(go.Scatter(x=s["target"], y=norm, showlegend=False, **common,
                                      hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{x:g}}"
                                                    "<br>E[loss] / optimum's = %{y:.4f}<extra></extra>"), row=i, col=2)
-        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == eta_method) & feasible_mask(d)]
+        every = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == eta_method)]
+        dg = every[feasible_mask(every)]
         for k, (t, g) in enumerate(dg.groupby("target", sort=True)):
             if t in opt.index and g["p_eta"].nunique() > 1:
                 e = g.groupby("p_eta")["cost"].min() / opt.loc[t, "cost"]
@@ -56,6 +57,7 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
                                          line={"color": color(3 + k), "dash": "dot"},
                                          hovertemplate=f"{eta_method} on {inst}<br>eta %{{x:g}}<br>"
                                                        "cost / optimum = %{y:.4f}<extra></extra>"), row=i, col=3)
+        _missing_eta(fig, every, set(dg["p_eta"].astype(float).astype(str) + "/" + dg["target"].astype(str)), i)
         fig.update_xaxes(title_text="loss target", row=i, col=1)
         fig.update_xaxes(title_text="loss target", row=i, col=2)
         etas = sorted(float(e) for e in dg["p_eta"].dropna().unique())
@@ -64,6 +66,23 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
         fig.update_yaxes(title_text="E[loss] / optimum's", row=i, col=2)
         fig.update_yaxes(title_text="cost / optimum", row=i, col=3)
     return style(fig, f"{net}: cost, expected loss and the effect of eta (Fig. 5/6)", height=320 * len(modes) + 120)
+
+
+def _missing_eta(fig: Any, runs: pd.DataFrame, certified: set[str], row: int) -> None:
+    """Mark each (eta, target) that ran without a certified plan: an ``x`` at ratio 1 with the reason."""
+    import plotly.graph_objects as go
+
+    key = runs["p_eta"].astype(float).astype(str) + "/" + runs["target"].astype(str)
+    gone = runs[~key.isin(certified)]
+    if gone.empty:
+        return
+    why = [f"{r['instance']}: {r.get('status')}; {r.get('reason') or 'no certified plan'}" for _, r in gone.iterrows()]
+    fig.add_trace(go.Scatter(x=gone["p_eta"].to_numpy(float), y=np.ones(len(gone)), mode="markers",
+                             name="no certified plan (drawn at 1)", legendgroup="noplan", showlegend=row == 1,
+                             marker={"symbol": "x-thin-open", "size": 12, "color": "#c5221f", "line": {"width": 2}},
+                             customdata=np.array(why, dtype=object).reshape(-1, 1),
+                             hovertemplate="eta %{x:g}: no certified plan<br>%{customdata[0]}<extra></extra>"),
+                  row=row, col=3)
 
 
 def per_model_chart(net: str, rows: pd.DataFrame, get: Callable, what: str, modes: tuple[str, ...],

@@ -154,12 +154,17 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
                                    label=f"{m}: infeasible plan")
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
             axes[i, 1].plot(s["target"], norm, **style)
-        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == ETA_METHOD)
-               & feasible_mask(d)]
+        every = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == ETA_METHOD)]
+        dg = every[feasible_mask(every)]
         for t, g in dg.groupby("target", sort=True):
             if t in opt.index and g["p_eta"].nunique() > 1:
                 e = g.groupby("p_eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
+        done = set(zip(dg["p_eta"].astype(float), dg["target"], strict=True))
+        gone = every[[(float(a), b) not in done for a, b in zip(every["p_eta"], every["target"], strict=True)]]
+        if len(gone) and axes[i, 2].lines:
+            axes[i, 2].scatter(gone["p_eta"].astype(float), np.ones(len(gone)), marker="x", s=40, color="#c5221f",
+                               zorder=5, label="no certified plan (at 1)")
         if axes[i, 2].lines:
             etas = sorted(float(e) for e in dg["p_eta"].dropna().unique())
             axes[i, 2].set_xscale("log")

@@ -87,7 +87,8 @@ def build_site(out: Path, title: str, sections: list[Section], ctx: ReportContex
 
     def links(page: str) -> dict:
         return {"method": lambda v: rel(page, mpage[v]) if v in mpage else None,
-                "instance": lambda v: rel(page, ipage[v]) if v in ipage else None}
+                "instance": lambda v: rel(page, ipage[v]) if v in ipage else None,
+                "section": lambda v: rel(page, sec_pages[v]) if v in sec_pages else None}
 
     for s in sections:
         page = sec_pages[s.name or slug(s.title)]
@@ -109,9 +110,13 @@ def _index(site: Site, sections: list[Section], ctx: ReportContext, exps: list[s
            ipage: dict, sec_pages: dict, links: dict) -> None:
     d = ctx.runs
     ids = Ids()
-    body = [cards([(str(len(d)), "runs"), (str(d["instance"].nunique()), "instances"),
-                   (str(d["method"].nunique()), "methods"), (str(len(exps)), "experiments")])]
     by_name = {s.name: s for s in sections}
+    body = []
+    f = by_name.get("findings")
+    if f is not None:  # the answer first: what the runs show, and the paper's claims
+        body.append(render_blocks(f.blocks, "index.html", site.root, ids, links)[0])
+    body.append(cards([(str(len(d)), "runs"), (str(d["instance"].nunique()), "instances"),
+                       (str(d["method"].nunique()), "methods"), (str(len(exps)), "experiments")]))
     charts = False
     h = by_name.get("headline")
     if h is not None:

@@ -20,6 +20,7 @@ WORDS: dict[str, str] = {
     "deplplus_q_hi": "depl-plus loss quantile (upper bound)", "deplplus_time_s": "depl-plus time (s)",
     "flags": "Notes",
     "runs": "Runs", "instances": "Instances", "solved": "Solved", "timeouts": "Time-outs", "errors": "Errors",
+    "gave_up": "No plan (unknown)", "reason": "Reason (the method's message)",
     "infeasible_plans": "Infeasible plans", "sgm_time_s": "Shifted geo. mean time (s)",
     "mean_mip_gap": "Mean MIP gap", "median_cost_gap": "Median cost gap to best",
     "wins_cost": "Wins (cost)", "wins_time": "Wins (time)",
@@ -55,7 +56,7 @@ WORDS: dict[str, str] = {
 STATUS_WORDS: dict[str, str] = {
     "optimal": "optimal", "feasible": "feasible (no proof)", "infeasible": "infeasible",
     "timeout": "time limit hit", "error": "error", "memory": "memory limit hit", "ok": "finished",
-    "unknown": "unknown", "not_run": "not run",
+    "unknown": "unknown (no plan, no proof)", "not_run": "not run",
 }
 
 #: columns whose values are statuses
