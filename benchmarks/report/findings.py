@@ -26,12 +26,17 @@ import importlib
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
-from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.report.sections import (
+    ReportContext,
+    Section,
+    register_section,
+    registered_sections,
+)
 
 #: modules whose import registers the built-in findings
 FINDING_MODULES = ("deplbench.benchmarks.report.findings_builtin", "deplbench.benchmarks.report.findings_claims")
@@ -62,6 +67,11 @@ class Finding:
         For a claim of the paper: one of :data:`VERDICTS`; empty for a plain finding.
     stated : str
         For a claim: what the paper states.
+    table : str
+        Findings that share a ``table`` (its caption) are shown as one table of their ``columns``
+        (e.g. one row per heuristic) instead of one line each.
+    columns : dict
+        Raw column name -> value of this finding's row in its ``table``.
     """
 
     what: str
@@ -70,6 +80,8 @@ class Finding:
     section: str = ""
     verdict: str = ""
     stated: str = ""
+    table: str = ""
+    columns: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,16 +158,21 @@ def findings_section(ctx: ReportContext) -> Section | None:
     if not found:
         return None
     sec = Section("What the store shows")
-    plain = [f for f in found if not f.verdict]
-    claims = [f for f in found if f.verdict]
+    titles = {s.name: s.title for s in registered_sections()}
+    found = [replace(f, section=titles.get(f.section, f.section)) for f in found]
+    plain = [f for f in found if not f.verdict and not f.table]
     if plain:
-        sec.table("Findings, computed from the stored runs (intervals: 95% percentile bootstrap of the mean "
-                  "over instances)",
+        sec.table("Findings, computed from the stored runs",
                   pd.DataFrame([{"finding": f.what, "result": f.result, "evidence": f.evidence,
                                  "section": f.section or None} for f in plain]))
+    for caption in dict.fromkeys(f.table for f in found if f.table):
+        rows = [f for f in found if f.table == caption]
+        sec.table(caption, pd.DataFrame([f.columns for f in rows]))
+    claims = [f for f in found if f.verdict and not f.table]
     if claims:
-        sec.table(f"The paper's claims on its instances (a verdict needs {MIN_INSTANCES} instances or more; "
-                  "inconclusive: the interval straddles the stated figure)",
-                  pd.DataFrame([{"claim": f.what, "verdict": f.verdict, "stated": f.stated, "measured": f.result,
-                                 "evidence": f.evidence, "section": f.section or None} for f in claims]))
+        sec.table(f"The paper's claims, on its instances (DepL: the headline's variant; a verdict needs "
+                  f"{MIN_INSTANCES} instances; inconclusive: the interval straddles the stated figure)",
+                  pd.DataFrame([{"claim": f.what, "verdict": f.verdict, "claim_stated": f.stated,
+                                 "measured": f.result, "evidence": f.evidence, "section": f.section or None}
+                                for f in claims]))
     return sec

@@ -9,7 +9,7 @@ import pandas as pd
 
 from deplbench.benchmarks.harness.frame import TIE_RTOL, feasible_mask, shifted_geomean
 from deplbench.benchmarks.report.comparison import per_instance
-from deplbench.benchmarks.report.findings import Finding, bootstrap_mean, names, register_finding
+from deplbench.benchmarks.report.findings import Finding, bootstrap_mean, register_finding
 from deplbench.benchmarks.report.sections import ReportContext
 
 
@@ -24,7 +24,7 @@ def _ground(d: pd.DataFrame, who: str = "method") -> tuple[pd.DataFrame, str]:
     common = common_instances(d)
     if common:
         g = d[d["instance"].isin(common)]
-        return g, f"the {len(common)} instances every {who} ran on ({len(g)} runs)"
+        return g, f"{len(common)} instances every {who} ran on, {len(g)} runs"
     return d, f"all {d['instance'].nunique()} instances ({len(d)} runs; no instance has every {who})"
 
 
@@ -48,9 +48,8 @@ def cheapest(ctx: ReportContext) -> list[Finding]:
         top = wins[wins == wins.iloc[0]]
         rest = wins[wins < wins.iloc[0]]
         nxt = f"; next {rest.index[0]} on {int(rest.iloc[0])}" if len(rest) else ""
-        out.append(Finding(label, f"{' and '.join(top.index)}: cheapest certified plan on {int(top.iloc[0])} of {n} "
-                                  f"instances{nxt}",
-                           f"{where}; ties count for each; no plan counts as a loss", section="comparison"))
+        out.append(Finding(label, f"{' and '.join(top.index)}, cheapest on {int(top.iloc[0])} of {n} instances{nxt}",
+                           f"{where}; ties count", section="comparison"))
     return out
 
 
@@ -67,9 +66,9 @@ def fastest(ctx: ReportContext) -> list[Finding]:
     n = pi["instance"].nunique()
     m = sgm.index[0]
     nxt = f"; next {sgm.index[1]} at {sgm.iloc[1]:.3g} s" if len(sgm) > 1 else ""
-    return [Finding("Fastest method", f"{m}: shifted geometric mean {sgm.iloc[0]:.3g} s, solves {int(solved[m])} "
-                                      f"of {n}{nxt}",
-                    f"{where}; shift 10 s; unsolved runs charged their time limit", section="comparison")]
+    return [Finding("Fastest method", f"{m}, {sgm.iloc[0]:.3g} s, solves {int(solved[m])} of {n}{nxt}",
+                    f"{where}; shifted geometric mean of time, unsolved charged the limit",
+                    section="comparison")]
 
 
 def heuristic_ratios(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
@@ -100,6 +99,11 @@ def ratio_text(r: pd.Series) -> str:
     return f"mean {v.mean():.3f}{ci}, max {v.max():.3f}"
 
 
+#: the caption of the ratio table (one row per heuristic)
+RATIO_TABLE = ("Each heuristic's certified cost / proven optimum (95% percentile bootstrap interval of the mean; "
+               "runs without a certified plan left out, named)")
+
+
 @register_finding("heuristic-ratios", order=30)
 def ratios(ctx: ReportContext) -> list[Finding]:
     """Each heuristic's certified cost over the proven optimum, on every instance that has one."""
@@ -107,13 +111,15 @@ def ratios(ctx: ReportContext) -> list[Finding]:
     out = []
     for m, g in tab.groupby("method", sort=True):
         gone = g[g["ratio"].isna()]
-        miss = ""
-        if len(gone):
-            miss = (f"; no certified plan on {len(gone)} ({names(gone['instance'].tolist())}: "
-                    f"{', '.join(sorted(set(gone['status'])))}), left out of the mean")
-        optimal = int((g["ratio"] <= 1 + 1e-6).sum())
-        out.append(Finding(f"{m}: cost / proven optimum",
-                           ratio_text(g["ratio"]) + f"; optimal on {optimal}",
-                           f"{len(g)} instances with a proven optimum, {int(g['runs'].sum())} runs{miss}",
-                           section="ratio"))
+        v = g["ratio"].dropna()
+        lo, hi = bootstrap_mean(v.tolist())
+        optimal = int((v <= 1 + 1e-6).sum())
+        miss = ", ".join(f"{i} ({s})" for i, s in zip(gone["instance"], gone["status"], strict=True))
+        out.append(Finding(f"{m}: cost / proven optimum", ratio_text(g["ratio"]) + f"; optimal on {optimal}",
+                           f"{len(g)} instances with a proven optimum, {int(g['runs'].sum())} runs"
+                           + (f"; no certified plan on {miss}" if miss else ""), section="ratio", table=RATIO_TABLE,
+                           columns={"method": m, "instances": len(g), "runs": int(g["runs"].sum()),
+                                    "ratio_mean": float(v.mean()) if len(v) else math.nan, "ratio_ci_lo": lo,
+                                    "ratio_ci_hi": hi, "ratio_max": float(v.max()) if len(v) else math.nan,
+                                    "optimal_on": optimal, "no_plan": miss or None}))
     return out

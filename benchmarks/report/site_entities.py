@@ -94,7 +94,9 @@ def headline_chart(h: pd.DataFrame):
                                      hovertemplate=("method: " + name + "<br>instance: %{customdata[0]}<br>"
                                                     "%{customdata[1]}<extra></extra>")))
     fig.add_hline(y=1.0, line={"color": "black", "width": 1})
-    style(fig, "Heuristics against the optimum, per paper instance", height=440, legend_title="method")
+    style(fig, "Heuristics against the optimum, per paper instance", height=460, legend_title="method")
+    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
+                      margin={"t": 90, "b": 150})
     fig.update_yaxes(title_text="cost / optimum")
     fig.update_xaxes(tickmode="array", tickvals=x0.tolist(), ticktext=label, tickangle=-60,
                      title_text="paper instance (network, noise mode, loss target t)", showgrid=False)
