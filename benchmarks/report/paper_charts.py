@@ -13,6 +13,10 @@ from deplbench.benchmarks.harness.frame import feasible_mask
 from deplbench.benchmarks.site.charts import color, style
 
 
+#: the loss-target offset between methods drawn side by side (their costs are often equal)
+OFFSET = 0.12
+
+
 def _panels(rows: int, cols: int, titles: list[str]) -> Any:
     from plotly.subplots import make_subplots
 
@@ -35,16 +39,18 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
             if s.empty:
                 continue
             feas = s["feasible"].astype("boolean").fillna(False).astype(bool).to_numpy()
-            info = np.stack([s["instance"].astype(str).to_numpy(), np.where(feas, "feasible", "INFEASIBLE plan")], 1)
+            info = np.stack([s["instance"].astype(str).to_numpy(), np.where(feas, "feasible", "INFEASIBLE plan"),
+                             s["target"].map("{:g}".format).to_numpy()], 1)
             symbols = np.where(feas, ["circle", "square", "diamond"][j % 3], "x")
             common = {"name": m, "legendgroup": m, "line": {"color": color(j)}, "customdata": info,
                       "marker": {"symbol": symbols, "size": 8}, "mode": "lines+markers"}
-            fig.add_trace(go.Scatter(x=s["target"], y=s["cost"], showlegend=i == 1, **common,
-                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{x:g}}"
+            x = s["target"].to_numpy(float) + OFFSET * (j - (len(methods) - 1) / 2)  # equal costs stay visible
+            fig.add_trace(go.Scatter(x=x, y=s["cost"], showlegend=i == 1, **common,
+                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{customdata[2]}}"
                                                    "<br>cost %{y:.4g} (%{customdata[1]})<extra></extra>"), row=i, col=1)
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
-            fig.add_trace(go.Scatter(x=s["target"], y=norm, showlegend=False, **common,
-                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{x:g}}"
+            fig.add_trace(go.Scatter(x=x, y=norm, showlegend=False, **common,
+                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{customdata[2]}}"
                                                    "<br>E[loss] / optimum's = %{y:.4f}<extra></extra>"), row=i, col=2)
         every = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == eta_method)]
         dg = every[feasible_mask(every)]

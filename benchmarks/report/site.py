@@ -96,7 +96,7 @@ def build_site(out: Path, title: str, sections: list[Section], ctx: ReportContex
         body, charts = render_blocks(s.blocks, page, out, Ids(), links(page))
         site.page(page, s.title, body, crumbs=[("Overview", "index.html")], charts=charts)
     _index(site, sections, ctx, exps, epage, mpage, ipage, sec_pages, links("index.html"))
-    _lists(site, exps, epage, methods, mpage, instances, ipage)
+    _lists(site, exps, epage, methods, mpage, instances, ipage, ctx, links)
     for x in exps:
         ent.experiment_page(site, x, ent.experiment_runs(d, x), epage[x], links(epage[x]))
     refs = ctx.refs
@@ -184,14 +184,25 @@ def findings_html(sec: Section, links: dict) -> str:
 
 
 def _lists(site: Site, exps: list[str], epage: dict, methods: list[str], mpage: dict, instances: list[str],
-           ipage: dict) -> None:
+           ipage: dict, ctx: ReportContext, links) -> None:
+    """The index pages: experiments (links), methods and instances (tables, as MIPLIB's)."""
+    from deplbench.benchmarks.report.site_indexes import instances_index, methods_index
+
     crumbs = [("Overview", "index.html")]
     site.page("experiments/index.html", "Experiments", link_list([(x, epage[x]) for x in exps], "experiments/index.html")
               or "<p>None.</p>", crumbs=crumbs)
-    site.page("methods/index.html", "Methods", link_list([(m, mpage[m]) for m in methods], "methods/index.html"),
-              crumbs=crumbs)
-    site.page("instances/index.html", "Instances", link_list([(i, ipage[i]) for i in instances],
-                                                             "instances/index.html"), crumbs=crumbs)
+    here = "methods/index.html"
+    body = html_table(methods_index(ctx.runs, ctx.refs), "Every method: its runs, instances solved (certified; exact "
+                      "and SAA methods also proved optimal), runs without a plan (unknown) or failed, mean cost / "
+                      "proven optimum where it has a certified plan, shifted geometric mean of time (s; shift 10 s, "
+                      "unsolved charged the limit)", table_id="t1", links=links(here)) if methods else "<p>None.</p>"
+    site.page(here, "Methods", body, crumbs=crumbs)
+    here = "instances/index.html"
+    body = html_table(instances_index(ctx.runs, ctx.refs), "Every instance: family, size (models x clusters x max "
+                      "epochs), reference cost (proven optimum, else the best certified cost), the cheapest methods, "
+                      "runs and runs without a certified plan", table_id="t1", links=links(here),
+                      best=False) if instances else "<p>None.</p>"
+    site.page(here, "Instances", body, crumbs=crumbs)
 
 
 __all__ = ["build_site", "render_blocks"]

@@ -29,6 +29,7 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "milp-scip": ("#0f9d9a", "pentagon", "milp-scip"),
     "milp-scip-bc": ("#5b8c00", "hexagon", "milp-scip-bc"),
     "mps": ("#7f7f7f", "star-square", "mps"),
+    "optimum": ("#111111", "star", "optimum"),  # the reference curve of the paper figures
 }
 #: markers of families not listed (chosen by hash)
 SPARE_MARKERS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "star-open")
