@@ -12,7 +12,6 @@ import pandas as pd
 from deplbench.benchmarks.harness.frame import feasible_mask
 from deplbench.benchmarks.site.charts import color, style
 
-
 #: the loss-target offset between methods drawn side by side (their costs are often equal)
 OFFSET = 0.12
 
