@@ -73,7 +73,7 @@ def headline_chart(h: pd.DataFrame):
     fig = go.Figure()
     flags = h["flags"].fillna("").astype(str) if "flags" in h else pd.Series([""] * len(h))
     for i, (c, y) in enumerate(zip(cols, ys, strict=True)):
-        name = HEADLINE_NAMES.get(c[:-6], c[:-6])
+        name = h.attrs.get("methods", {}).get(c[:-6]) or HEADLINE_NAMES.get(c[:-6], c[:-6])
         lk = look(name)
         x = x0 + (i - (len(cols) - 1) / 2) * width
         cost = pd.to_numeric(h.get(c[:-6] + "_cost"), errors="coerce") if c[:-6] + "_cost" in h else y * np.nan
@@ -85,7 +85,8 @@ def headline_chart(h: pd.DataFrame):
                                                 "%{y:.4f}<br>cost %{customdata[1]:.4g}<extra></extra>")))
         gone = y.isna().to_numpy()
         if gone.any():
-            why = [next((f for f in flags.iloc[k].split("; ") if f.startswith(name + " ")), "no plan")
+            solver = HEADLINE_NAMES.get(c[:-6], c[:-6])
+            why = [next((f for f in flags.iloc[k].split("; ") if f.startswith(solver + " ")), "no plan")
                    for k in np.flatnonzero(gone)]
             fig.add_trace(go.Scatter(x=x[gone], y=np.full(int(gone.sum()), top), mode="markers",
                                      name=f"{name}: no certified plan", legendgroup=name, showlegend=True,
