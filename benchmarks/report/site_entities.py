@@ -100,7 +100,7 @@ def headline_chart(h: pd.DataFrame):
                       margin={"t": 90, "b": 150})
     fig.update_yaxes(title_text="cost / optimum")
     fig.update_xaxes(tickmode="array", tickvals=x0.tolist(), ticktext=label, tickangle=-60,
-                     title_text="paper instance (network, noise mode, loss target t)", showgrid=False)
+                     title_text="paper instance (network, noise mode, loss target t)", showgrid=False, zeroline=False)
     return fig
 
 
