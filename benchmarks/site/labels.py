@@ -20,7 +20,7 @@ WORDS: dict[str, str] = {
     "deplplus_q_hi": "depl-plus loss quantile (upper bound)", "deplplus_time_s": "depl-plus time (s)",
     "flags": "Notes",
     "runs": "Runs", "instances": "Instances", "solved": "Solved", "timeouts": "Time-outs", "errors": "Errors",
-    "gave_up": "No plan (unknown)", "best_method": "Cheapest method(s)", "unsolved": "Without a certified plan", "reason": "Reason (the method's message)",
+    "gave_up": "No plan (unknown)", "best_method": "Cheapest method(s)", "download": "Download (instance JSON)", "unsolved": "Without a certified plan", "reason": "Reason (the method's message)",
     "infeasible_plans": "Infeasible plans", "sgm_time_s": "Shifted geo. mean time (s)",
     "mean_mip_gap": "Mean MIP gap", "median_cost_gap": "Median cost gap to best",
     "wins_cost": "Wins (cost)", "wins_time": "Wins (time)",

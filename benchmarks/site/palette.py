@@ -84,6 +84,12 @@ def look(method: str) -> Look | None:
     return Look(_shade(base, variant), marker, f"{shown}[{variant}]" if variant else shown)
 
 
+def color_of(method: str, fallback: str = "#7f7f7f") -> str:
+    """The colour of ``method`` (for matplotlib figures too); ``fallback`` when it is not a method's name."""
+    lk = look(method)
+    return lk.color if lk is not None else fallback
+
+
 def display_name(method: str) -> str:
     """The one name a method is shown by (its registered name and variant)."""
     lk = look(method)

@@ -24,7 +24,7 @@ COLUMN_BEST = {"sgm_time_s": "min", "solved": "max", "wins_cost": "max", "wins_t
                "cost": "min", "ratio": "min"}
 #: columns shown with a fixed number of decimals whatever their magnitude
 FIXED_DECIMALS = {"ref_value": 4, "value": 4, "ratio_mean": 3, "ratio_ci_lo": 3, "ratio_ci_hi": 3, "ratio_max": 3,
-                  "mean_ratio": 3, "max_ratio": 3, "max_ratio_upper": 3, "ratio": 3}
+                  "mean_ratio": 3, "max_ratio": 3, "max_ratio_upper": 3}
 #: columns whose text may wrap (long notes)
 WRAP_COLUMNS = frozenset({"flags", "measured", "setting", "claim", "values", "corrected", "notes", "result",
                           "evidence", "claim_stated", "no_plan", "reason", "finding", "best_method"})
