@@ -31,6 +31,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from deplbench.benchmarks.report.claims import (
+    MIN_INSTANCES,  # the fewest instances a verdict rests on
+)
 from deplbench.benchmarks.report.sections import (
     ReportContext,
     Section,
@@ -40,8 +43,6 @@ from deplbench.benchmarks.report.sections import (
 
 #: modules whose import registers the built-in findings
 FINDING_MODULES = ("deplbench.benchmarks.report.findings_builtin", "deplbench.benchmarks.report.findings_claims")
-#: the fewest instances a verdict ("holds", "does not hold") may rest on
-MIN_INSTANCES = 5
 #: resamples and seed of the bootstrap intervals (fixed: the report is reproducible)
 BOOTSTRAP_RESAMPLES = 4000
 BOOTSTRAP_SEED = 0
