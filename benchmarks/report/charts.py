@@ -106,6 +106,15 @@ def ratio_chart(ratios: pd.DataFrame) -> Any:
                 hovertemplate=(f"instance: %{{customdata[0]}}<br>{lcol} = {lv:g}<br>{xcol} = %{{x:g}}<br>"
                                "cost / optimum = %{y:.4f} (upper end %{customdata[1]:.4f})<extra></extra>")),
                 row=1, col=col)
+        gone = ratios[~ratios["feasible"]] if "feasible" in ratios else ratios.iloc[:0]
+        if len(gone):  # a run without a certified plan is marked, not dropped
+            why = [f"{r['instance']}: {r.get('reason') or 'no certified plan'}" for _, r in gone.iterrows()]
+            fig.add_trace(go.Scatter(
+                x=gone[xcol].to_numpy(float), y=np.ones(len(gone)), mode="markers", legendgroup="noplan",
+                name="no certified plan (drawn at 1)", showlegend=col == 1,
+                marker={"symbol": "x-thin-open", "size": 12, "color": "#c5221f", "line": {"width": 2, "color": "#c5221f"}},
+                customdata=np.array(why, dtype=object).reshape(-1, 1),
+                hovertemplate=f"{xcol} = %{{x:g}}: %{{customdata[0]}}<extra></extra>"), row=1, col=col)
         fig.add_hline(y=1.0, line={"color": "black", "width": 1}, row=1, col=col)
         xs = sorted(float(v) for v in f[xcol].dropna().unique())
         ticks = {"tickvals": xs, "ticktext": [f"{v:g}" for v in xs]} if len(xs) <= 8 else {}
