@@ -13,6 +13,7 @@ import base64
 import html as htmllib
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -127,11 +128,16 @@ def render_markdown(title: str, sections: list[Section], out: Path) -> str:
 
 CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
        "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}"
-       "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f2f2f2}"
-       "td:first-child,th:first-child{text-align:left}caption{text-align:left;font-style:italic;padding:4px 0}"
+       "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#f2f2f2}td.n{text-align:right}"
+       "caption{text-align:left;font-style:italic;padding:4px 0}"
        "img{max-width:100%}figure{margin:1em 0}figcaption{font-size:13px;color:#444}"
        ".scroll{overflow-x:auto;max-width:100%}p,h1,h2,figcaption,caption{overflow-wrap:anywhere}"
        "code{background:#eef1f4;padding:0 3px;border-radius:3px}")
+
+
+def _align(cell: str) -> str:
+    """The class of a number's cell (right-aligned); text stays left-aligned."""
+    return " class='n'" if re.fullmatch(r"[-+]?[0-9][0-9.,e+-]*%?|inf|-inf|-", cell) else ""
 
 
 def render_html(title: str, sections: list[Section]) -> str:
@@ -151,7 +157,7 @@ def render_html(title: str, sections: list[Section]) -> str:
                 parts.append(f"<p>{inline(b[1])}</p>")
             elif b[0] == "table":
                 head, body = _cells(b[2])
-                rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in body)
+                rows = "".join("<tr>" + "".join(f"<td{_align(c)}>{e(c)}</td>" for c in r) + "</tr>" for r in body)
                 parts.append(f"<div class='scroll'><table><caption>{e(b[1])}</caption><tr>"
                              + "".join(f"<th>{e(h)}</th>" for h in head) + f"</tr>{rows}</table></div>")
             elif b[0] == "fig":
