@@ -11,7 +11,7 @@ blacklisted and stage 1 proposes the next; if stage 3 cannot meet the time budge
 for a sequence, the sequence is blacklisted (treated as failing) and stage 2's
 search goes on. Outcome: ``feasible`` (certified), ``infeasible`` only with a proof
 (no epoch fits the budget, or g <= 0 for every choice), ``timeout`` when
-``time_limit`` ran out (with the incumbent, if any), and otherwise ``error`` with the
+``time_limit`` ran out (with the incumbent, if any), and otherwise ``unknown`` with the
 reason: exhausting the heuristic's options proves nothing.
 """
 
@@ -333,7 +333,7 @@ def run_pipeline(instance, *, method: str, eta: int, eps: float, time_limit: flo
     if found is None:
         if s.out_of_time:
             return SolveResult(Status.TIMEOUT, message=f"time limit {time_limit:g} s reached", extra=extra)
-        return SolveResult(Status.ERROR, extra=extra, message=(
+        return SolveResult(Status.UNKNOWN, extra=extra, message=(
             f"no certified-feasible plan found after {s.stats['datasets_tried']} dataset choice(s); "
             "the heuristic's options are exhausted (this is not a proof of infeasibility)"))
     extra.update(surrogate=found.surrogate, target_scale=found.scale)

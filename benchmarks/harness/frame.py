@@ -22,7 +22,7 @@ SHIFT_S = 10.0  # shift of the shifted geometric mean of time (Mittelmann)
 TIE_RTOL = 1e-6  # costs this close count as a tie (both win)
 #: parameters that never distinguish variants (limits, seeds, threads): not a factor of a study
 NON_FACTORS = tuple(f"p_{p.name}" for p in COMMON_PARAMS)
-DERIVED = ("method", "network", "timed_out", "solved", "clock_s", "time_basis", "ttime", "verdict")
+DERIVED = ("method", "network", "timed_out", "solved", "clock_s", "time_basis", "ttime", "verdict", "reason")
 
 
 def ensure_columns(df: pd.DataFrame) -> pd.DataFrame:
@@ -63,7 +63,7 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     ``method`` is the stored label ``solver[k=v,...]``; ``network`` the paper network the
     family declares (its ``network`` tag). ``solved``: the harness finished, the evaluator
     certifies the plan feasible, and an exact method also proved optimality, or an SAA method
-    optimality for its sample (status ``optimal``). ``verdict``: the status as shown (SAA plans with the evaluator's verdict).
+    optimality for its sample (status ``optimal``). ``reason``: why an unsolved run has no plan (:func:`reasons`). ``verdict``: the status as shown (SAA plans with the evaluator's verdict).
     ``clock_s``: the method's time that figures use, CPU time for single-threaded runs and wall-clock
     otherwise (``time_basis``, :func:`~deplbench.benchmarks.harness.timing.method_time`). ``ttime``:
     the time used for means and profiles, ``clock_s`` when solved and the time limit otherwise
@@ -87,7 +87,18 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     fallback = run.fillna(pd.to_numeric(d["wall_s"], errors="coerce"))
     d["ttime"] = np.where(d["solved"], run, limit.fillna(fallback))
     d["verdict"] = verdicts(d)
+    d["reason"] = reasons(d)
     return d
+
+
+def reasons(d: pd.DataFrame) -> list[str | None]:
+    """Why a run has no certified plan, in one line: the method's message (``unknown``, ``infeasible``,
+    a limit, an error) or else the first line of the harness's error text; None for a solved run."""
+    out: list[str | None] = []
+    for solved, msg, err in zip(d["solved"], d["message"], d["error"], strict=True):
+        text = msg if isinstance(msg, str) and msg else err if isinstance(err, str) and err else None
+        out.append(None if solved or text is None else text.strip().splitlines()[0][:300])
+    return out
 
 
 def verdicts(d: pd.DataFrame) -> list[str]:

@@ -98,6 +98,11 @@ def solve_busy_child(instance, *, seconds, time_limit, seed, threads) -> SolveRe
     return _ok(instance)
 
 
+@register_solver("harness-give-up", kind="heuristic", description="ends normally without a plan or a proof (unknown)")
+def solve_give_up(instance, *, time_limit, seed, threads) -> SolveResult:
+    return SolveResult(Status.UNKNOWN, message="options exhausted: no plan found (not a proof of infeasibility)")
+
+
 @register_solver("harness-raise", kind="heuristic", description="raises an exception")
 def solve_raise(instance, *, time_limit, seed, threads) -> SolveResult:
     raise RuntimeError("boom: deliberate failure")

@@ -75,7 +75,7 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
                      "clusters": st.get("clusters"), "epochs": st.get("epochs"), "tier": rec["tier"],
                      "ref_kind": REF_WORDS.get(ref["kind"], ref["kind"]), "ref_value": ref.get("value", math.nan),
                      "proving_method": rec.get("method") or "-", "proof_work": rec.get("proof_work"),
-                     "proof_s": (timings.get(rec["name"], {}) or {}).get("proof_s")})
+                     "proof_s": (timings.get(rec["name"], {}) or {}).get("proof_s"), "download": rec["file"]})
         _instance_page(site, root, rec, st, runs, timings.get(rec["name"], {}))
     table = pd.DataFrame(rows)
     tiers = table["tier"].value_counts() if len(table) else pd.Series(dtype=int)
@@ -91,7 +91,8 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
             html_table(table, "Instances (sizes from the instance files; work in units of about 1 ms of the "
                               "reference machine; time to prove measured by the build)",
                        table_id="instances", best=False,
-                       links={"instance": lambda v: pages.get(v)}, filter_box=True)]
+                       links={"instance": lambda v: pages.get(v), "download": lambda v: rel("index.html", "../" + v)},
+                       filter_box=True)]
     index = site.page("index.html", site.title, "".join(body))
     _rules_page(site, man, tiers)
     return index

@@ -61,6 +61,13 @@ def overview_section(ctx: ReportContext) -> Section:
     status = d.pivot_table(index="method", columns="verdict", values="run_key", aggfunc="count", fill_value=0)
     sec.table("Harness outcome per method", counts.reset_index())
     sec.table("Solver status per method", status.reset_index())
+    sec.p("A run whose method ended without a plan and without a proof has status unknown (a heuristic "
+          "that gave up): a result of the method, finished by the harness, not an error; it counts as not "
+          "solved and is not re-run by --retry-failed. Every run without a certified plan, and why:")
+    unsolved = d[~d["solved"].astype(bool)]
+    if len(unsolved):
+        cols = ["method", "instance", "harness_status", "status", "reason"]
+        sec.table("Runs without a certified plan", unsolved[cols].sort_values(["method", "instance"]))
     prov = {c: ", ".join(sorted(d[c].dropna().astype(str).unique())[:5]) or "-"
             for c in ("config", "package_version", "git_commit", "host", "cpu", "python")}
     return sec.table("Provenance", pd.DataFrame({"field": list(prov), "values": list(prov.values())}))

@@ -80,6 +80,14 @@ def ratio_chart(ratios: pd.DataFrame) -> Any:
                         horizontal_spacing=0.1)
     k = 0
     for col, (xcol, lcol) in enumerate((("eta", "eps"), ("eps", "eta")), start=1):
+        values = sorted(float(v) for v in f[xcol].dropna().unique())
+        if len(values) < 2:  # an axis that was not swept: said, not drawn as one point
+            fig.add_annotation(text=f"{xcol} not swept: {', '.join(f'{v:g}' for v in values) or 'no value'} only",
+                               xref="paper", yref="paper", x=0.225 if col == 1 else 0.775, y=0.5, showarrow=False,
+                               font={"size": 13, "color": "#5a6473"})
+            fig.update_xaxes(visible=False, row=1, col=col)
+            fig.update_yaxes(visible=False, row=1, col=col)
+            continue
         for lv, g in f.groupby(lcol, sort=True):
             c = color(k)
             k += 1
@@ -98,6 +106,15 @@ def ratio_chart(ratios: pd.DataFrame) -> Any:
                 hovertemplate=(f"instance: %{{customdata[0]}}<br>{lcol} = {lv:g}<br>{xcol} = %{{x:g}}<br>"
                                "cost / optimum = %{y:.4f} (upper end %{customdata[1]:.4f})<extra></extra>")),
                 row=1, col=col)
+        gone = ratios[~ratios["feasible"]] if "feasible" in ratios else ratios.iloc[:0]
+        if len(gone):  # a run without a certified plan is marked, not dropped
+            why = [f"{r['instance']}: {r.get('reason') or 'no certified plan'}" for _, r in gone.iterrows()]
+            fig.add_trace(go.Scatter(
+                x=gone[xcol].to_numpy(float), y=np.ones(len(gone)), mode="markers", legendgroup="noplan",
+                name="no certified plan (drawn at 1)", showlegend=col == 1,
+                marker={"symbol": "x-thin-open", "size": 12, "color": "#c5221f", "line": {"width": 2, "color": "#c5221f"}},
+                customdata=np.array(why, dtype=object).reshape(-1, 1),
+                hovertemplate=f"{xcol} = %{{x:g}}: %{{customdata[0]}}<extra></extra>"), row=1, col=col)
         fig.add_hline(y=1.0, line={"color": "black", "width": 1}, row=1, col=col)
         xs = sorted(float(v) for v in f[xcol].dropna().unique())
         ticks = {"tickvals": xs, "ticktext": [f"{v:g}" for v in xs]} if len(xs) <= 8 else {}
@@ -119,7 +136,9 @@ def scaling_chart(series: list[dict[str, Any]], title: str = "Runtime scaling") 
     n = len(series)
     ncols = min(3, n)
     nrows = math.ceil(n / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[f"{s['solver']}: vs {s['var']}" for s in series],
+    titles = [f"{s['solver']}: vs {s['var']} ({len(s['x'])} runs, {len(set(map(str, s.get('names', []))))} instances)"
+              for s in series]
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
                         horizontal_spacing=0.08, vertical_spacing=0.22 / max(1, nrows - 1) if nrows > 1 else 0.1)
     for i, s in enumerate(series):
         r, c = i // ncols + 1, i % ncols + 1
@@ -141,6 +160,15 @@ def scaling_chart(series: list[dict[str, Any]], title: str = "Runtime scaling") 
         if not math.isnan(fit["b"]):
             lx = np.log(np.asarray(s["x"], float))
             grid = np.exp(np.linspace(lx.min(), lx.max(), 30))
+            if len(lx) > 2:  # the 95% band of the fitted mean, as the caption says
+                from deplbench.benchmarks.report.figures import _mean_band
+
+                half = _mean_band(lx, np.log(np.asarray(s["t"], float)), fit, np.log(grid))
+                mid = fit["a"] + fit["b"] * np.log(grid)
+                fig.add_trace(go.Scatter(
+                    x=np.r_[grid, grid[::-1]], y=np.exp(np.r_[mid + half, (mid - half)[::-1]]), fill="toself",
+                    mode="lines", line={"width": 0}, fillcolor="rgba(255,127,14,0.18)", legendgroup="band",
+                    name="95% band of the fit", showlegend=i == 0, hoverinfo="skip"), row=r, col=c)
             fig.add_trace(go.Scatter(
                 x=grid, y=np.exp(fit["a"]) * grid ** fit["b"], mode="lines", legendgroup="fit",
                 name="least-squares fit", showlegend=i == 0, line={"color": color(1)},

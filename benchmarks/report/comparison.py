@@ -23,7 +23,8 @@ def per_instance(d: pd.DataFrame) -> pd.DataFrame:
 def comparison_table(d: pd.DataFrame) -> pd.DataFrame:
     """Solver comparison over the instances of ``d`` (one experiment).
 
-    Columns: runs, instances, solved, timeouts, errors, infeasible plans (evaluator), the
+    Columns: runs, instances, solved, timeouts, errors, gave up (status ``unknown``: no plan, no proof),
+    infeasible plans (evaluator), the
     shifted geometric mean of per-instance time (shift 10 s), the solver's mean MIP gap, the
     median certified cost gap to the best known cost, wins (best cost; fastest solved) and, for
     SAA plans, the worst 95% Clopper-Pearson upper bound of the out-of-sample violation rate.
@@ -43,6 +44,7 @@ def comparison_table(d: pd.DataFrame) -> pd.DataFrame:
             "runs": len(g), "instances": p["instance"].nunique(), "solved": int(p["solved"].sum()),
             "timeouts": int(g["timed_out"].sum()),
             "errors": int(((g["harness_status"].isin(["error", "memory"])) | (g["status"] == "error")).sum()),
+            "gave_up": int(((g["harness_status"] == "ok") & (g["status"] == "unknown")).sum()),
             "infeasible_plans": int(plan_bad.sum()),
             "sgm_time_s": shifted_geomean(p["ttime"]),
             "mean_mip_gap": float(pd.to_numeric(g["gap"], errors="coerce").mean()),

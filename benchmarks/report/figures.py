@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from deplbench.benchmarks.report.scaling import loglog_fit  # noqa: E402
+from deplbench.benchmarks.site.palette import color_of  # noqa: E402
 
 STYLE = {"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 7.5,
          "axes.spines.top": False, "axes.spines.right": False, "axes.grid": True,
@@ -87,7 +88,7 @@ def performance_profile(ratios: pd.DataFrame, out_dir: Path, name: str, title: s
     for m in ratios.columns:
         r = np.sort(ratios[m].to_numpy(float))
         rho = np.searchsorted(r, taus, side="right") / n
-        ax.step(taus, rho, where="post", label=m)
+        ax.step(taus, rho, where="post", label=m, color=color_of(str(m), f"C{list(ratios.columns).index(m) % 10}"))
     ax.set_xscale("log")
     log_ticks(ax, 1.0, tau_max)
     ax.set_ylim(-0.02, 1.02)

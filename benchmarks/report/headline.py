@@ -57,7 +57,8 @@ def summary(g: pd.DataFrame) -> dict[str, Any]:
     planned = g[g["cost"].notna()]
     if planned.empty:
         status = ",".join(sorted(set(g["status"].dropna().astype(str)) | set(g["harness_status"].dropna()) - {"ok"}))
-        return out | {"note": f"no plan ({status or 'unknown'})"}
+        why = sorted(set(g["reason"].dropna().astype(str))) if "reason" in g else []
+        return out | {"note": f"no plan ({status or 'unknown'}{': ' + why[0] if why else ''})"}
     feas = feasible_mask(planned)
     viol = sorted({v for s in planned.loc[~feas, "violations"].dropna() for v in str(s).split(",") if v})
     return out | {"cost": float(planned["cost"].median()), "q_hi": float(planned["q_hi"].median()),
@@ -65,10 +66,14 @@ def summary(g: pd.DataFrame) -> dict[str, Any]:
 
 
 def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
-    """Paper reproduction per network x noise mode x target: the optimum and every headline method."""
+    """Paper reproduction per network x noise mode x target: the optimum and every headline method.
+
+    ``attrs["methods"]`` maps each column prefix to the method label its runs carry (``depl[eta=25]``).
+    """
     p = d[d["network"].notna()]
     shown = [m for m in HEADLINE_METHODS if m[4] or (p["solver"] == m[1]).any()]
     rows = []
+    labels: dict[str, list[str]] = {}
     for (net, mode, target, inst), g in p.groupby(["network", "noise_mode", "target", "instance"], sort=True):
         ref = refs.loc[inst] if inst in refs.index else None
         opt_rows = g[(g["solver_kind"] == "exact") & (g["status"] == "optimal") & feasible_mask(g)]
@@ -78,6 +83,7 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
         flags = []
         for prefix, solver, prefer, cols, _ in shown:
             rows_m, moved = pick_variant(g, solver, prefer)
+            labels.setdefault(prefix, []).extend(rows_m["method"].dropna().astype(str))
             s = summary(rows_m)
             s["ratio"] = s["cost"] / opt if opt else math.nan
             row.update({f"{prefix}_{c}": s[c] for c in cols})
@@ -89,4 +95,7 @@ def headline(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
             gap = f", certified gap {(opt - lo) / opt:.1%} to bound {lo:.6g}" if math.isfinite(lo) and opt else ""
             flags.append(f"optimum not proven: best known cost{gap}")
         rows.append(row | {"flags": "; ".join(flags)})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    # the method each prefix shows (its most frequent label), so that charts name it as every page does
+    out.attrs["methods"] = {k: pd.Series(v).mode().iloc[0] for k, v in labels.items() if v}
+    return out

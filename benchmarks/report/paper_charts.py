@@ -12,6 +12,9 @@ import pandas as pd
 from deplbench.benchmarks.harness.frame import feasible_mask
 from deplbench.benchmarks.site.charts import color, style
 
+#: the loss-target offset between methods drawn side by side (their costs are often equal)
+OFFSET = 0.12
+
 
 def _panels(rows: int, cols: int, titles: list[str]) -> Any:
     from plotly.subplots import make_subplots
@@ -35,18 +38,21 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
             if s.empty:
                 continue
             feas = s["feasible"].astype("boolean").fillna(False).astype(bool).to_numpy()
-            info = np.stack([s["instance"].astype(str).to_numpy(), np.where(feas, "feasible", "INFEASIBLE plan")], 1)
+            info = np.stack([s["instance"].astype(str).to_numpy(), np.where(feas, "feasible", "INFEASIBLE plan"),
+                             s["target"].map("{:g}".format).to_numpy()], 1)
             symbols = np.where(feas, ["circle", "square", "diamond"][j % 3], "x")
             common = {"name": m, "legendgroup": m, "line": {"color": color(j)}, "customdata": info,
                       "marker": {"symbol": symbols, "size": 8}, "mode": "lines+markers"}
-            fig.add_trace(go.Scatter(x=s["target"], y=s["cost"], showlegend=i == 1, **common,
-                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{x:g}}"
+            x = s["target"].to_numpy(float) + OFFSET * (j - (len(methods) - 1) / 2)  # equal costs stay visible
+            fig.add_trace(go.Scatter(x=x, y=s["cost"], showlegend=i == 1, **common,
+                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{customdata[2]}}"
                                                    "<br>cost %{y:.4g} (%{customdata[1]})<extra></extra>"), row=i, col=1)
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
-            fig.add_trace(go.Scatter(x=s["target"], y=norm, showlegend=False, **common,
-                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{x:g}}"
+            fig.add_trace(go.Scatter(x=x, y=norm, showlegend=False, **common,
+                                     hovertemplate=f"method: {m}<br>instance: %{{customdata[0]}}<br>target %{{customdata[2]}}"
                                                    "<br>E[loss] / optimum's = %{y:.4f}<extra></extra>"), row=i, col=2)
-        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == eta_method) & feasible_mask(d)]
+        every = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == eta_method)]
+        dg = every[feasible_mask(every)]
         for k, (t, g) in enumerate(dg.groupby("target", sort=True)):
             if t in opt.index and g["p_eta"].nunique() > 1:
                 e = g.groupby("p_eta")["cost"].min() / opt.loc[t, "cost"]
@@ -56,6 +62,7 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
                                          line={"color": color(3 + k), "dash": "dot"},
                                          hovertemplate=f"{eta_method} on {inst}<br>eta %{{x:g}}<br>"
                                                        "cost / optimum = %{y:.4f}<extra></extra>"), row=i, col=3)
+        _missing_eta(fig, every, set(dg["p_eta"].astype(float).astype(str) + "/" + dg["target"].astype(str)), i)
         fig.update_xaxes(title_text="loss target", row=i, col=1)
         fig.update_xaxes(title_text="loss target", row=i, col=2)
         etas = sorted(float(e) for e in dg["p_eta"].dropna().unique())
@@ -64,6 +71,23 @@ def cost_loss_eta_chart(net: str, rows: pd.DataFrame, d: pd.DataFrame, modes: tu
         fig.update_yaxes(title_text="E[loss] / optimum's", row=i, col=2)
         fig.update_yaxes(title_text="cost / optimum", row=i, col=3)
     return style(fig, f"{net}: cost, expected loss and the effect of eta (Fig. 5/6)", height=320 * len(modes) + 120)
+
+
+def _missing_eta(fig: Any, runs: pd.DataFrame, certified: set[str], row: int) -> None:
+    """Mark each (eta, target) that ran without a certified plan: an ``x`` at ratio 1 with the reason."""
+    import plotly.graph_objects as go
+
+    key = runs["p_eta"].astype(float).astype(str) + "/" + runs["target"].astype(str)
+    gone = runs[~key.isin(certified)]
+    if gone.empty:
+        return
+    why = [f"{r['instance']}: {r.get('status')}; {r.get('reason') or 'no certified plan'}" for _, r in gone.iterrows()]
+    fig.add_trace(go.Scatter(x=gone["p_eta"].to_numpy(float), y=np.ones(len(gone)), mode="markers",
+                             name="no certified plan (drawn at 1)", legendgroup="noplan", showlegend=row == 1,
+                             marker={"symbol": "x-thin-open", "size": 12, "color": "#c5221f", "line": {"width": 2}},
+                             customdata=np.array(why, dtype=object).reshape(-1, 1),
+                             hovertemplate="eta %{x:g}: no certified plan<br>%{customdata[0]}<extra></extra>"),
+                  row=row, col=3)
 
 
 def per_model_chart(net: str, rows: pd.DataFrame, get: Callable, what: str, modes: tuple[str, ...],

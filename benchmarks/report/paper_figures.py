@@ -20,6 +20,7 @@ from deplbench.benchmarks.report import paper_charts as pc
 from deplbench.benchmarks.report.figures import new_figure, save, styled
 from deplbench.benchmarks.report.headline import HEADLINE_METHODS, pick_variant
 from deplbench.benchmarks.report.sections import ReportContext, Section, register_section
+from deplbench.benchmarks.site.palette import color_of
 from deplbench.errors import InputError
 from deplbench.instances.laws.distributions import penalty_dist
 from deplbench.instances.laws.noise import model_noise
@@ -146,7 +147,8 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
             s = r[r["which"] == m].sort_values("target")
             if s.empty:
                 continue
-            style = {"marker": MARKERS[j], "ms": 6 - 1.2 * j, "color": f"C{j}", "label": _label(m, r), "alpha": 0.85}
+            style = {"marker": MARKERS[j], "ms": 6 - 1.2 * j, "color": color_of(m, f"C{j}"), "label": _label(m, r),
+                     "alpha": 0.85}
             axes[i, 0].plot(s["target"], s["cost"], **style)
             bad = s[~s["feasible"].astype("boolean").fillna(False).astype(bool) & s["cost"].notna()]
             if len(bad):
@@ -154,12 +156,17 @@ def fig_cost_loss_eta(net: str, rows: pd.DataFrame, d: pd.DataFrame, out: Path) 
                                    label=f"{m}: infeasible plan")
             norm = s["loss_mean"].to_numpy(float) / s["target"].map(opt["loss_mean"]).to_numpy(float)
             axes[i, 1].plot(s["target"], norm, **style)
-        dg = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == ETA_METHOD)
-               & feasible_mask(d)]
+        every = d[(d["network"] == net) & (d["noise_mode"] == mode) & (d["solver"] == ETA_METHOD)]
+        dg = every[feasible_mask(every)]
         for t, g in dg.groupby("target", sort=True):
             if t in opt.index and g["p_eta"].nunique() > 1:
                 e = g.groupby("p_eta")["cost"].min() / opt.loc[t, "cost"]
                 axes[i, 2].plot(e.index, e.to_numpy(), marker="o", ms=3, label=f"target {t:g}")
+        done = set(zip(dg["p_eta"].astype(float), dg["target"], strict=True))
+        gone = every[[(float(a), b) not in done for a, b in zip(every["p_eta"], every["target"], strict=True)]]
+        if len(gone) and axes[i, 2].lines:
+            axes[i, 2].scatter(gone["p_eta"].astype(float), np.ones(len(gone)), marker="x", s=40, color="#c5221f",
+                               zorder=5, label="no certified plan (at 1)")
         if axes[i, 2].lines:
             etas = sorted(float(e) for e in dg["p_eta"].dropna().unique())
             axes[i, 2].set_xscale("log")
@@ -257,8 +264,8 @@ def fig_loss_evolution(net: str, rows: pd.DataFrame, get: Callable, out: Path,
             lo, med, hi = np.percentile(paths, [1, 50, 99], axis=0)
             if bands is not None:
                 bands.append((i, j, m, str(s.iloc[0]["instance"]), np.vstack([lo, med, hi]), inst.loss.target))
-            ax.fill_between(k, lo, hi, alpha=0.3, color=f"C{j}", label="1st-99th percentile")
-            ax.plot(k, med, color=f"C{j}", label="median")
+            ax.fill_between(k, lo, hi, alpha=0.3, color=color_of(m, f"C{j}"), label="1st-99th percentile")
+            ax.plot(k, med, color=color_of(m, f"C{j}"), label="median")
             ax.axhline(inst.loss.target, color="k", ls="--", lw=0.8, label="target")
             ax.set_xlabel("epoch")
             ax.set_ylabel("loss")

@@ -20,9 +20,11 @@ def stated_bound(eta: float, eps: float) -> float:
 def heuristic_ratios(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
     """Per heuristic run with ``eta``/``eps`` on an instance with a reference: the ratio interval.
 
-    Columns: solver, instance, family, eta, eps, feasible, proven, ratio_lo, ratio_hi.
+    Columns: solver, instance, family, eta, eps, feasible, planned (the run has a plan at all),
+    proven, ratio_lo, ratio_hi, reason (why there is no plan).
     """
-    cols = ["solver", "instance", "family", "eta", "eps", "feasible", "proven", "ratio_lo", "ratio_hi"]
+    cols = ["solver", "instance", "family", "eta", "eps", "feasible", "planned", "proven", "ratio_lo", "ratio_hi",
+            "reason"]
     if not set(RATIO_KEYS) <= set(d.columns):
         return pd.DataFrame(columns=cols)
     has = d[list(RATIO_KEYS)].notna().all(axis=1)
@@ -34,7 +36,8 @@ def heuristic_ratios(d: pd.DataFrame, refs: pd.DataFrame) -> pd.DataFrame:
         lo, hi = ratio_interval(float(r["cost"]), ref["ref_lo"], ref["ref_hi"]) if fine else (math.nan,) * 2
         rows.append({"solver": r["solver"], "instance": r["instance"], "family": r["family"],
                      "eta": float(r["p_eta"]), "eps": float(r["p_eps"]), "feasible": bool(fine),
-                     "proven": bool(ref["proven"]), "ratio_lo": lo, "ratio_hi": hi})
+                     "planned": not pd.isna(r["cost"]), "proven": bool(ref["proven"]), "ratio_lo": lo,
+                     "ratio_hi": hi, "reason": r.get("reason")})
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -46,7 +49,8 @@ def ratio_table(ratios: pd.DataFrame) -> pd.DataFrame:
         stated = stated_bound(float(eta), float(eps))
         out.append({
             "eta": eta, "eps": eps, "instances": g["instance"].nunique(),
-            "infeasible_plans": int((~g["feasible"]).sum()), "proven_refs": int(f["proven"].sum()),
+            "infeasible_plans": int((g["planned"] & ~g["feasible"]).sum()), "gave_up": int((~g["planned"]).sum()),
+            "proven_refs": int(f["proven"].sum()),
             "mean_ratio": float(f["ratio_lo"].mean()) if len(f) else math.nan,
             "max_ratio": float(f["ratio_lo"].max()) if len(f) else math.nan,
             "max_ratio_upper": float(f["ratio_hi"].max()) if len(f) else math.nan,

@@ -127,6 +127,7 @@ def scaling_table(series: list[dict[str, Any]]) -> pd.DataFrame:
     for s in series:
         f = loglog_fit(s["x"], s["t"])
         rows.append({"solver": s["solver"], "variable": s["var"], "points": f["n"], "censored": len(s["cx"]),
+                     "instances": len(set(map(str, np.r_[s.get("names", []), s.get("cnames", [])]))),
                      "range": f"{np.min(np.r_[s['x'], s['cx']]):g}..{np.max(np.r_[s['x'], s['cx']]):g}",
                      "exponent": f["b"], "ci95_lo": f["ci_lo"], "ci95_hi": f["ci_hi"], "r2": f["r2"],
                      "time_used": s.get("basis", "runtime_s"), "shared_core_points": s.get("shared", 0),

@@ -31,7 +31,8 @@ import pandas as pd
 from deplbench.errors import InputError
 
 #: Modules whose import registers the built-in sections.
-SECTION_MODULES = ("deplbench.benchmarks.report.builtin", "deplbench.benchmarks.report.paper_figures",
+SECTION_MODULES = ("deplbench.benchmarks.report.findings", "deplbench.benchmarks.report.builtin",
+                   "deplbench.benchmarks.report.paper_figures",
                    "deplbench.benchmarks.library.report", "deplbench.benchmarks.report.saa",
                    "deplbench.benchmarks.report.claims_section")
 

@@ -24,7 +24,7 @@ from deplbench.benchmarks.site.pages import Site, cards, link_list, rel, slug
 from deplbench.benchmarks.site.tables import html_table
 
 #: short labels of the sections in the navigation bar (others: their title)
-NAV_LABELS = {"headline": "Headline", "overview": "Runs", "comparison": "Solvers", "library": "Library",
+NAV_LABELS = {"findings": "Findings", "headline": "Headline", "overview": "Runs", "comparison": "Solvers", "library": "Library",
               "ratio": "Ratios", "scaling": "Scaling", "stage-scaling": "Stages", "paper-figures": "Paper figures",
               "saa-bounds": "SAA", "claims": "Claims", "calibration": "Calibration"}
 #: what the overview shows of each section: (section name, captions of the tables kept; empty: all)
@@ -73,6 +73,7 @@ def build_site(out: Path, title: str, sections: list[Section], ctx: ReportContex
     site = Site(out, title, footer="depl-bench report: every file of this site is local; tables sort on a "
                                    "click on a header. report.md holds the same tables as text.")
     sec_pages = {s.name or slug(s.title): f"sections/{slug(s.name or s.title)}.html" for s in sections}
+    titles = {s.title: s.name or slug(s.title) for s in sections}  # a finding names its section by title
     site.nav = [("Overview", "index.html")]
     site.nav += [(NAV_LABELS.get(s.name, s.title), sec_pages[s.name or slug(s.title)]) for s in sections]
     exps = ent.experiments(d)
@@ -87,14 +88,15 @@ def build_site(out: Path, title: str, sections: list[Section], ctx: ReportContex
 
     def links(page: str) -> dict:
         return {"method": lambda v: rel(page, mpage[v]) if v in mpage else None,
-                "instance": lambda v: rel(page, ipage[v]) if v in ipage else None}
+                "instance": lambda v: rel(page, ipage[v]) if v in ipage else None,
+                "section": lambda v: rel(page, sec_pages[titles[v]]) if titles.get(v) in sec_pages else None}
 
     for s in sections:
         page = sec_pages[s.name or slug(s.title)]
         body, charts = render_blocks(s.blocks, page, out, Ids(), links(page))
         site.page(page, s.title, body, crumbs=[("Overview", "index.html")], charts=charts)
     _index(site, sections, ctx, exps, epage, mpage, ipage, sec_pages, links("index.html"))
-    _lists(site, exps, epage, methods, mpage, instances, ipage)
+    _lists(site, exps, epage, methods, mpage, instances, ipage, ctx, links)
     for x in exps:
         ent.experiment_page(site, x, ent.experiment_runs(d, x), epage[x], links(epage[x]))
     refs = ctx.refs
@@ -109,9 +111,13 @@ def _index(site: Site, sections: list[Section], ctx: ReportContext, exps: list[s
            ipage: dict, sec_pages: dict, links: dict) -> None:
     d = ctx.runs
     ids = Ids()
-    body = [cards([(str(len(d)), "runs"), (str(d["instance"].nunique()), "instances"),
-                   (str(d["method"].nunique()), "methods"), (str(len(exps)), "experiments")])]
     by_name = {s.name: s for s in sections}
+    body = []
+    f = by_name.get("findings")
+    if f is not None:  # the answer first: what the runs show, and the paper's claims
+        body.append(findings_html(f, links))
+    body.append(cards([(str(len(d)), "runs"), (str(d["instance"].nunique()), "instances"),
+                       (str(d["method"].nunique()), "methods"), (str(len(exps)), "experiments")]))
     charts = False
     h = by_name.get("headline")
     if h is not None:
@@ -151,15 +157,52 @@ def _index(site: Site, sections: list[Section], ctx: ReportContext, exps: list[s
     site.page("index.html", site.title, "".join(body), charts=charts)
 
 
+def findings_html(sec: Section, links: dict) -> str:
+    """The findings section, compact for the index's first screen: plain findings as a list (one line
+    each, evidence in grey, a link to the section), tables of findings without filter boxes."""
+    e = html.escape
+    parts, ids = ["<div class='findings'>"], Ids()
+    for b in sec.blocks:
+        if b[0] != "table":
+            continue
+        df = b[2]
+        if list(df.columns) == ["finding", "result", "evidence", "section"]:
+            items = []
+            for r in df.itertuples(index=False):
+                href = links["section"](r.section) if r.section else None
+                what = f"<a href='{e(href)}'>{e(r.finding)}</a>" if href else e(r.finding)
+                items.append(f"<li><b>{what}</b>: {e(r.result)} <span class='ev'>({e(r.evidence)})</span></li>")
+            parts.append(f"<ul class='findings'>{''.join(items)}</ul>")
+        else:  # the first column links to the section that shows it
+            first = str(df.columns[0])
+            to = dict(zip(df[first], df["section"], strict=True)) if "section" in df else {}
+            here = {**links, first: (lambda v, to=to: links["section"](to.get(v)) if to.get(v) else None)} if to \
+                else links
+            parts.append(html_table(df.drop(columns=["section"], errors="ignore"), b[1], table_id=ids("f"),
+                                    links=here, best=False, filter_box=False))
+    return "".join(parts) + "</div>"
+
+
 def _lists(site: Site, exps: list[str], epage: dict, methods: list[str], mpage: dict, instances: list[str],
-           ipage: dict) -> None:
+           ipage: dict, ctx: ReportContext, links) -> None:
+    """The index pages: experiments (links), methods and instances (tables, as MIPLIB's)."""
+    from deplbench.benchmarks.report.site_indexes import instances_index, methods_index
+
     crumbs = [("Overview", "index.html")]
     site.page("experiments/index.html", "Experiments", link_list([(x, epage[x]) for x in exps], "experiments/index.html")
               or "<p>None.</p>", crumbs=crumbs)
-    site.page("methods/index.html", "Methods", link_list([(m, mpage[m]) for m in methods], "methods/index.html"),
-              crumbs=crumbs)
-    site.page("instances/index.html", "Instances", link_list([(i, ipage[i]) for i in instances],
-                                                             "instances/index.html"), crumbs=crumbs)
+    here = "methods/index.html"
+    body = html_table(methods_index(ctx.runs, ctx.refs), "Every method: its runs, instances solved (certified; exact "
+                      "and SAA methods also proved optimal), runs without a plan (unknown) or failed, mean cost / "
+                      "proven optimum where it has a certified plan, shifted geometric mean of time (s; shift 10 s, "
+                      "unsolved charged the limit)", table_id="t1", links=links(here)) if methods else "<p>None.</p>"
+    site.page(here, "Methods", body, crumbs=crumbs)
+    here = "instances/index.html"
+    body = html_table(instances_index(ctx.runs, ctx.refs), "Every instance: family, size (models x clusters x max "
+                      "epochs), reference cost (proven optimum, else the best certified cost), the cheapest methods, "
+                      "runs and runs without a certified plan", table_id="t1", links=links(here),
+                      best=False) if instances else "<p>None.</p>"
+    site.page(here, "Instances", body, crumbs=crumbs)
 
 
 __all__ = ["build_site", "render_blocks"]

@@ -20,7 +20,8 @@ from deplbench.benchmarks.site.charts import color, embed, style
 from deplbench.benchmarks.site.pages import Site, cards, kv, link_list
 from deplbench.benchmarks.site.tables import html_table
 
-RESULT_COLUMNS = ("method", "status", "harness_status", "feasible", "cost", "ratio", "q_hi", "loss_mean", "runtime_s")
+RESULT_COLUMNS = ("method", "status", "harness_status", "feasible", "cost", "ratio", "q_hi", "loss_mean", "runtime_s",
+                  "reason")
 
 
 def _exp_key(d: pd.DataFrame) -> pd.Series:
@@ -48,30 +49,59 @@ def sgm_summary(d: pd.DataFrame, exps: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: headline column prefix -> the method's registered name (its one display name)
+HEADLINE_NAMES = {"depl": "depl", "bestexp": "best-exp", "deplplus": "depl-plus"}
+
+
 def headline_chart(h: pd.DataFrame):
-    """Cost / optimum per paper instance for every method of the headline table (None without ratios)."""
+    """Cost / optimum per paper instance for every method of the headline table (None without ratios).
+
+    The methods sit side by side at each instance (offset, so equal ratios stay visible); a method
+    with no certified plan on an instance is an open ``x`` at the top of the axis with the reason.
+    """
     import plotly.graph_objects as go
+
+    from deplbench.benchmarks.site.palette import look
 
     cols = [c for c in h.columns if str(c).endswith("_ratio")]
     if not cols or h.empty:
         return None
-    group = (h["network"].astype(str) + " " + h["noise_mode"].astype(str)).tolist()
-    tgt = ("t" + h["target"].map("{:g}".format)).tolist()
-    label = [f"{a}, {b}" for a, b in zip(group, tgt, strict=True)]
+    label = [f"{a} {b}, t{t:g}" for a, b, t in zip(h["network"], h["noise_mode"], h["target"], strict=True)]
+    x0 = np.arange(len(h), dtype=float)
+    width = 0.6 / max(1, len(cols))
+    ys = [pd.to_numeric(h[c], errors="coerce") for c in cols]
+    top = max([float(y.max()) for y in ys if y.notna().any()] or [1.0]) * 1.01 + 0.01
     fig = go.Figure()
-    for i, c in enumerate(cols):
-        name = {"depl_ratio": "DepL", "bestexp_ratio": "best-exp", "deplplus_ratio": "depl-plus"}.get(c, c[:-6])
-        y = pd.to_numeric(h[c], errors="coerce")
-        fig.add_trace(go.Scatter(x=[group, tgt], y=y, mode="markers", name=name, marker={"size": 13 - 3 * (i % 3), "color": color(i),
-                                 "symbol": ["circle", "diamond", "square"][i % 3]},
-                                 customdata=np.stack([label, h[c[:-6] + "_cost"].astype(float)], 1),
+    flags = h["flags"].fillna("").astype(str) if "flags" in h else pd.Series([""] * len(h))
+    for i, (c, y) in enumerate(zip(cols, ys, strict=True)):
+        name = h.attrs.get("methods", {}).get(c[:-6]) or HEADLINE_NAMES.get(c[:-6], c[:-6])
+        lk = look(name)
+        x = x0 + (i - (len(cols) - 1) / 2) * width
+        cost = pd.to_numeric(h.get(c[:-6] + "_cost"), errors="coerce") if c[:-6] + "_cost" in h else y * np.nan
+        fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=name, legendgroup=name,
+                                 marker={"size": 10, "symbol": lk.marker if lk else "circle",
+                                         "line": {"width": 1, "color": "white"}},
+                                 customdata=np.stack([label, cost.astype(float)], 1),
                                  hovertemplate=(f"method: {name}<br>instance: %{{customdata[0]}}<br>cost / optimum = "
                                                 "%{y:.4f}<br>cost %{customdata[1]:.4g}<extra></extra>")))
+        gone = y.isna().to_numpy()
+        if gone.any():
+            solver = HEADLINE_NAMES.get(c[:-6], c[:-6])
+            why = [next((f for f in flags.iloc[k].split("; ") if f.startswith(solver + " ")), "no plan")
+                   for k in np.flatnonzero(gone)]
+            fig.add_trace(go.Scatter(x=x[gone], y=np.full(int(gone.sum()), top), mode="markers",
+                                     name=f"{name}: no certified plan", legendgroup=name, showlegend=True,
+                                     marker={"size": 12, "symbol": "x-thin-open", "line": {"width": 2}},
+                                     customdata=np.stack([np.array(label)[gone], why], 1),
+                                     hovertemplate=("method: " + name + "<br>instance: %{customdata[0]}<br>"
+                                                    "%{customdata[1]}<extra></extra>")))
     fig.add_hline(y=1.0, line={"color": "black", "width": 1})
-    style(fig, "Heuristics against the optimum, per paper instance", height=420, legend_title="method")
+    style(fig, "Heuristics against the optimum, per paper instance", height=460, legend_title="method")
+    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
+                      margin={"t": 90, "b": 150})
     fig.update_yaxes(title_text="cost / optimum")
-    fig.update_xaxes(tickangle=0, title_text="network and noise mode; loss target t")
-    fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1.0, "xanchor": "right"})
+    fig.update_xaxes(tickmode="array", tickvals=x0.tolist(), ticktext=label, tickangle=-60,
+                     title_text="paper instance (network, noise mode, loss target t)", showgrid=False, zeroline=False)
     return fig
 
 
@@ -118,13 +148,15 @@ def method_page(site: Site, method: str, d: pd.DataFrame, refs: pd.DataFrame, mp
     mine = pi[pi["method"] == method].set_index("instance")
     rank = pi.assign(rank=pi.groupby("instance")["cost"].rank(method="min")).set_index(["method", "instance"])["rank"]
     status = g.groupby("instance")["status"].agg(lambda s: s.mode().iloc[0] if s.notna().any() else None)
+    reason = g.groupby("instance")["reason"].agg(lambda s: "; ".join(sorted(set(s.dropna().astype(str)))) or None)
     rows = []
     for inst, r in mine.iterrows():
         ref = float(refs.loc[inst, "ref_hi"]) if inst in refs.index else math.nan
         rows.append({"instance": inst, "status": status.get(inst), "solved": bool(r["solved"]),
                      "cost": r["cost"], "best_cost": best.get(inst, math.nan),
                      "ratio": r["cost"] / ref if ref and not math.isnan(ref) else math.nan,
-                     "rank_cost": rank.get((method, inst), math.nan), "ttime": r["ttime"]})
+                     "rank_cost": rank.get((method, inst), math.nan), "ttime": r["ttime"],
+                     "reason": reason.get(inst)})
     tab = pd.DataFrame(rows)
     wins = int((mine["cost"] <= mine.index.map(best) * (1 + TIE_RTOL)).sum()) if len(mine) else 0
     fast = int((mine["solved"] & (mine["ttime"] <= mine.index.map(fastest) * (1 + TIE_RTOL))).sum()) if len(mine) else 0

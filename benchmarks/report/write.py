@@ -13,6 +13,7 @@ import base64
 import html as htmllib
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -96,13 +97,16 @@ def fmt(v) -> str:
 
 
 def _cells(df: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    head = [str(c) for c in df.columns]
+    """The headers in words (:func:`~deplbench.benchmarks.site.labels.header`) and the formatted cells."""
+    from deplbench.benchmarks.site.labels import header
+
+    head = [header(str(c)) for c in df.columns]
     body = [[fmt(v.item() if hasattr(v, "item") else v) for v in row] for row in df.itertuples(index=False)]
     return head, body
 
 
 def render_markdown(title: str, sections: list[Section], out: Path) -> str:
-    """The report as Markdown; figures are linked relative to ``out``."""
+    """The report as Markdown (table headers in words); figures are linked relative to ``out``."""
     lines = [f"# {title}", ""]
     for sec in sections:
         lines += [f"## {sec.title}", ""]
@@ -124,16 +128,25 @@ def render_markdown(title: str, sections: list[Section], out: Path) -> str:
 
 CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
        "table{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}"
-       "th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f2f2f2}"
-       "td:first-child,th:first-child{text-align:left}caption{text-align:left;font-style:italic;padding:4px 0}"
+       "th,td{border:1px solid #ccc;padding:3px 6px;text-align:left}th{background:#f2f2f2}td.n{text-align:right}"
+       "caption{text-align:left;font-style:italic;padding:4px 0}"
        "img{max-width:100%}figure{margin:1em 0}figcaption{font-size:13px;color:#444}"
-       ".scroll{overflow-x:auto;max-width:100%}")
+       ".scroll{overflow-x:auto;max-width:100%}p,h1,h2,figcaption,caption{overflow-wrap:anywhere}"
+       "code{background:#eef1f4;padding:0 3px;border-radius:3px}")
+
+
+def _align(cell: str) -> str:
+    """The class of a number's cell (right-aligned); text stays left-aligned."""
+    return " class='n'" if re.fullmatch(r"[-+]?[0-9][0-9.,e+-]*%?|inf|-inf|-", cell) else ""
 
 
 def render_html(title: str, sections: list[Section]) -> str:
     """The report as one self-contained HTML page (PNG figures embedded as base64)."""
     e = htmllib.escape
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{e(title)}</title>"
+    from deplbench.benchmarks.report.site import inline
+
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+             f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{e(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{e(title)}</h1>"
              "<p>One page with every section; the browsable site with sortable tables and interactive "
              "charts starts at <a href='index.html'>index.html</a>.</p>"]
@@ -141,10 +154,10 @@ def render_html(title: str, sections: list[Section]) -> str:
         parts.append(f"<h2>{e(sec.title)}</h2>")
         for b in sec.blocks:
             if b[0] == "p":
-                parts.append(f"<p>{e(b[1])}</p>")
+                parts.append(f"<p>{inline(b[1])}</p>")
             elif b[0] == "table":
                 head, body = _cells(b[2])
-                rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in body)
+                rows = "".join("<tr>" + "".join(f"<td{_align(c)}>{e(c)}</td>" for c in r) + "</tr>" for r in body)
                 parts.append(f"<div class='scroll'><table><caption>{e(b[1])}</caption><tr>"
                              + "".join(f"<th>{e(h)}</th>" for h in head) + f"</tr>{rows}</table></div>")
             elif b[0] == "fig":

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-#: the colours of the series (Plotly's default sequence, kept explicit so that pages agree)
+#: the colours of series that are not methods (models, targets, fits); a method's colour is its own
+#: (:mod:`deplbench.benchmarks.site.palette`, applied by :func:`embed` to every chart)
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
           "#bcbd22", "#17becf")
 
@@ -53,8 +54,10 @@ def embed(fig: Any, chart_id: str, caption: str, fallback: str | None = None) ->
     fallback
         Relative URL of the static PNG of the same figure (shown without JavaScript; linked).
     """
+    from deplbench.benchmarks.site.palette import apply
+
     e = html.escape
-    spec = fig.to_json().replace("</", "<\\/")
+    spec = apply(fig).to_json().replace("</", "<\\/")
     img = ""
     link = ""
     if fallback:

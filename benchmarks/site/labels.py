@@ -1,7 +1,7 @@
 """Column headers in words, with units, and statuses as words.
 
-A table of the report keeps its raw column names (``report.md`` and the tests read them); the site
-shows :func:`header` of each name. Add a word for a new column here (one entry); a column without
+A table of the report keeps its raw column names (sections and the tests read them); the site,
+``report.md`` and ``report.html`` show :func:`header` of each name. Add a word for a new column here (one entry); a column without
 an entry is shown with its underscores as spaces and a unit taken from its suffix (``_s``: seconds).
 """
 
@@ -12,21 +12,24 @@ WORDS: dict[str, str] = {
     "network": "Network", "noise_mode": "Noise mode", "target": "Loss target", "instance": "Instance",
     "method": "Method", "solver": "Solver", "family": "Family", "tier": "Tier", "kind": "Kind",
     "optimum": "Optimum cost", "opt_time_s": "Optimum: time (s)",
-    "depl_cost": "DepL cost", "depl_ratio": "DepL cost / optimum", "depl_q_hi": "DepL loss quantile (upper bound)",
-    "depl_time_s": "DepL time (s)",
+    "depl_cost": "depl cost", "depl_ratio": "depl cost / optimum", "depl_q_hi": "depl loss quantile (upper bound)",
+    "depl_time_s": "depl time (s)",
     "bestexp_cost": "best-exp cost", "bestexp_ratio": "best-exp cost / optimum",
     "bestexp_q_hi": "best-exp loss quantile (upper bound)", "bestexp_time_s": "best-exp time (s)",
     "deplplus_cost": "depl-plus cost", "deplplus_ratio": "depl-plus cost / optimum",
     "deplplus_q_hi": "depl-plus loss quantile (upper bound)", "deplplus_time_s": "depl-plus time (s)",
     "flags": "Notes",
     "runs": "Runs", "instances": "Instances", "solved": "Solved", "timeouts": "Time-outs", "errors": "Errors",
+    "gave_up": "No plan (unknown)", "best_method": "Cheapest method(s)", "download": "Download (instance JSON)", "unsolved": "Without a certified plan", "reason": "Reason (the method's message)",
     "infeasible_plans": "Infeasible plans", "sgm_time_s": "Shifted geo. mean time (s)",
     "mean_mip_gap": "Mean MIP gap", "median_cost_gap": "Median cost gap to best",
     "wins_cost": "Wins (cost)", "wins_time": "Wins (time)",
     "max_oos_cp_upper": "Max out-of-sample violation (95% upper bound)",
     "eta": "eta", "eps": "eps", "mean_ratio": "Mean cost / optimum", "max_ratio": "Max cost / optimum",
     "max_ratio_upper": "Max cost / optimum (upper end)", "proven_refs": "Proven references",
-    "stated": "Stated bound (1+eps)/eta", "within_stated": "Within stated bound",
+    "stated": "Stated", "claim_stated": "Stated in the paper", "finding": "Finding", "result": "Result",
+    "evidence": "Evidence", "ratio_mean": "Mean", "ratio_ci_lo": "95% CI low", "ratio_ci_hi": "95% CI high",
+    "ratio_max": "Max", "section": "Shown in", "no_plan": "No certified plan on", "within_stated": "Within stated bound",
     "variable": "Variable", "points": "Points", "censored": "Censored (time-out)", "range": "Range",
     "exponent": "Fitted exponent", "ci95_lo": "95% CI low", "ci95_hi": "95% CI high", "r2": "r²",
     "claimed_P2": "Claimed (Property 2)", "corrected": "Corrected bound", "stage": "Stage",
@@ -36,7 +39,7 @@ WORDS: dict[str, str] = {
     "claim": "Claim", "setting": "Setting", "measured": "Measured", "verdict": "Verdict",
     "instances_checked": "Instances checked", "max_violation": "Largest violation (s)",
     "not_applicable": "Not applicable", "field": "Field", "values": "Values",
-    "S": "Scenarios S", "R": "Replications R", "optimal": "Proven optimal", "root_gap": "Root LP gap",
+    "S": "Scenarios S", "R": "Replications R", "optimal": "Proven optimal", "optimal_on": "Optimal on (instances)", "root_gap": "Root LP gap",
     "runtime_s": "Time (s)", "oos_rate": "Out-of-sample violation rate",
     "oos_cp95_max": "Max violation (95% upper bound)", "certified": "Certified feasible",
     "lb_rank": "Rank L", "lower_bound": "Replication lower bound", "rho": "rho",
@@ -55,7 +58,7 @@ WORDS: dict[str, str] = {
 STATUS_WORDS: dict[str, str] = {
     "optimal": "optimal", "feasible": "feasible (no proof)", "infeasible": "infeasible",
     "timeout": "time limit hit", "error": "error", "memory": "memory limit hit", "ok": "finished",
-    "unknown": "unknown", "not_run": "not run",
+    "unknown": "unknown (no plan, no proof)", "not_run": "not run",
 }
 
 #: columns whose values are statuses

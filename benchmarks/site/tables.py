@@ -23,9 +23,16 @@ COLUMN_BEST = {"sgm_time_s": "min", "solved": "max", "wins_cost": "max", "wins_t
                "median_cost_gap": "min", "scaled": "min", "mean_ratio": "min", "max_ratio": "min",
                "cost": "min", "ratio": "min"}
 #: columns shown with a fixed number of decimals whatever their magnitude
-FIXED_DECIMALS = {"ref_value": 4, "value": 4}
+FIXED_DECIMALS = {"ref_value": 4, "value": 4, "ratio_mean": 3, "ratio_ci_lo": 3, "ratio_ci_hi": 3, "ratio_max": 3,
+                  "mean_ratio": 3, "max_ratio": 3, "max_ratio_upper": 3}
 #: columns whose text may wrap (long notes)
-WRAP_COLUMNS = frozenset({"flags", "measured", "setting", "claim", "values", "corrected", "notes"})
+WRAP_COLUMNS = frozenset({"flags", "measured", "setting", "claim", "values", "corrected", "notes", "result",
+                          "evidence", "claim_stated", "no_plan", "reason", "finding", "best_method"})
+#: columns of supporting detail, in a smaller grey type
+SMALL_COLUMNS = frozenset({"evidence"})
+#: a verdict's class (coloured by ``static/site.css``)
+VERDICT_CLASSES = {"holds": "v-holds", "does not hold": "v-fails", "inconclusive": "v-open",
+                   "not tested here": "v-none"}
 
 
 def _is_missing(v: object) -> bool:
@@ -144,12 +151,17 @@ def html_table(df: pd.DataFrame, caption: str = "", *, links: Mapping[str, Calla
                 classes.append("txt")
                 if c == "feasible" and not v:
                     classes.append("bad")
+            elif str(c) == "verdict" and str(v) in VERDICT_CLASSES:
+                text = str(v)
+                classes += ["txt", VERDICT_CLASSES[text]]
             elif str(c) in STATUS_COLUMNS:
                 text = status_word(v)
                 classes.append("txt")
             else:
                 text = str(v)
                 classes.append("wrap" if str(c) in WRAP_COLUMNS and len(text) > 40 else "txt")
+                if str(c) in SMALL_COLUMNS:
+                    classes.append("ev")
             if (i, c) in marks:
                 classes.append("best")
             body = e(text)

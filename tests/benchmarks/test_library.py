@@ -328,7 +328,7 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
     df = read_results(out)
     assert len(df) == 4 and set(df["instance"]) == set(easy)
     report = (out / "report" / "report.md").read_text()
-    assert "Tier easy: 2 instances" in report and "sgm_time_s" in report
+    assert "Tier easy: 2 instances" in report and "Shifted geo. mean time (s)" in report
 
 
 @pytest.mark.slow

@@ -121,6 +121,15 @@ def report(store_dir) -> tuple[Path, str, pd.DataFrame]:
     return html, (html.parent / "report.md").read_text(), runs
 
 
+class _Row(dict):
+    """A table row of ``report.md`` (keyed by its headers in words), read by raw column names too."""
+
+    def __getitem__(self, key):
+        from deplbench.benchmarks.site.labels import header
+
+        return super().__getitem__(key if key in self else header(key))
+
+
 def _md_row(md: str, first_cell: str, after: str) -> dict[str, str]:
     """Column -> cell of the first row starting with ``first_cell`` in the first table after ``after``."""
     lines = [ln for ln in md[md.index(after):].splitlines()]
@@ -131,7 +140,7 @@ def _md_row(md: str, first_cell: str, after: str) -> dict[str, str]:
             break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if cells[0] == first_cell:
-            return dict(zip(head, cells, strict=True))
+            return _Row(zip(head, cells, strict=True))
     raise AssertionError(f"no row {first_cell!r} in the table after {after!r}")
 
 
@@ -348,7 +357,7 @@ def _md_rows(md: str, after: str) -> list[dict[str, str]]:
     for line in lines[start + 2:]:
         if not line.startswith("|"):
             break
-        out.append(dict(zip(head, [c.strip() for c in line.strip().strip("|").split("|")], strict=True)))
+        out.append(_Row(zip(head, [c.strip() for c in line.strip().strip("|").split("|")], strict=True)))
     return out
 
 

@@ -15,7 +15,7 @@ from deplbench.benchmarks.site.tables import best_cells, decimals, html_table
 
 
 def test_headers_in_words_with_units():
-    assert header("depl_q_hi") == "DepL loss quantile (upper bound)"
+    assert header("depl_q_hi") == "depl loss quantile (upper bound)"
     assert header("bestexp_time_s") == "best-exp time (s)"
     assert header("max_oos_cp_upper") == "Max out-of-sample violation (95% upper bound)"
     assert header("build_wall_s") == "Build wall (s)"  # unknown names: words and the unit of the suffix

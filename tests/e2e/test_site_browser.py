@@ -176,3 +176,102 @@ def test_library_site_is_clean_and_has_every_instance(drv, library, tmp_path):
     rows = drv.find_elements(By.CSS_SELECTOR, "#instances tbody tr")
     assert sorted(r.find_element(By.TAG_NAME, "td").text for r in rows) == sorted(names)
     _screenshot(drv, site / "index.html", _shots(tmp_path) / "library-index.png")
+
+
+# ---- what the index states first, one colour per method, every screen --------------------------
+
+CLAIMS = {"Beats best-exp by over 27%", "Closely matches the optimum", "Complexity in eta", "Complexity in eps",
+          "Constant competitive ratio", "Dataset selection optimal"}
+
+
+def _expected(store: Path):
+    """Recomputed from the stored rows: each heuristic's mean cost / proven optimum and the cheapest method."""
+    from deplbench.benchmarks.api import read_results
+
+    df = read_results(store)
+    df["method"] = df["label"].where(df["label"].notna(), df["solver"])
+    ok = df[df["feasible"].astype("boolean").fillna(False).astype(bool)]
+    opt = ok[(ok["solver_kind"] == "exact") & (ok["status"] == "optimal")].groupby("instance")["cost"].min()
+    heur = ok[(ok["solver_kind"] == "heuristic") & ok["instance"].isin(opt.index)]
+    ratio = (heur.groupby(["method", "instance"])["cost"].min() / heur.groupby(["method", "instance"])["cost"]
+             .min().index.get_level_values("instance").map(opt).to_numpy())
+    means = ratio.groupby(level="method").mean()
+    best = ok.groupby("instance")["cost"].min()
+    wins = (ok.groupby(["method", "instance"])["cost"].min().reset_index()
+            .assign(win=lambda t: t["cost"] <= t["instance"].map(best) * (1 + 1e-6)).groupby("method")["win"].sum())
+    return means, wins[wins == wins.max()].index.tolist(), df
+
+
+def _first_screen(drv, page: Path, width: int = browser.WIDTH, height: int = 900):
+    drv.set_window_size(width, height)
+    drv.get(page.resolve().as_uri())
+    time.sleep(0.3)
+    return drv.execute_script("return window.innerHeight")
+
+
+def test_index_first_screen_states_winner_ratios_and_one_verdict_per_claim(drv, smoke):
+    from selenium.webdriver.common.by import By
+
+    means, winners, df = _expected(smoke.parent)
+    screen = _first_screen(drv, smoke / "index.html")
+
+    def visible(el):
+        return el.is_displayed() and drv.execute_script("return arguments[0].getBoundingClientRect().bottom",
+                                                        el) <= screen
+
+    items = drv.find_elements(By.CSS_SELECTOR, "ul.findings li")
+    cheapest = next(i for i in items if i.text.startswith("Cheapest method"))
+    assert visible(cheapest) and all(w in cheapest.text for w in winners)
+    assert any(i.text.startswith("Fastest method") and visible(i) for i in items)
+    tables = drv.find_elements(By.CSS_SELECTOR, "div.findings table.data")
+    ratio = next(t for t in tables if "95% CI low" in t.text)
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in ratio.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    assert set(rows) == set(means.index)  # one row per heuristic of the store
+    heads = [h.text for h in ratio.find_elements(By.CSS_SELECTOR, "thead th")]
+    for m, v in means.items():
+        cells = dict(zip(heads, [c.text for c in rows[m].find_elements(By.TAG_NAME, "td")], strict=True))
+        assert cells["Mean"] == f"{v:.3f}" and visible(rows[m])
+        assert float(cells["95% CI low"]) <= v <= float(cells["95% CI high"])
+    claims = next(t for t in tables if "Verdict" in t.text)
+    verdicts = {r.find_elements(By.TAG_NAME, "td")[0].text: r.find_elements(By.TAG_NAME, "td")[1].text
+                for r in claims.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    assert set(verdicts) == CLAIMS and visible(claims.find_elements(By.CSS_SELECTOR, "tbody tr")[-1])
+    paper = df.loc[df["family"].str.startswith("paper-"), "instance"].nunique()
+    assert paper < 5 and set(verdicts.values()) == {"not tested here"}  # 2 paper instances: no verdict
+
+
+def test_each_method_has_one_colour_on_every_chart_of_every_page(drv, smoke):
+    from deplbench.benchmarks.api import read_results
+
+    df = read_results(smoke.parent)
+    methods = set(df["label"].where(df["label"].notna(), df["solver"]))
+    seen: dict[str, set[str]] = {}
+    where: dict[str, set[str]] = {}
+    _first_screen(drv, smoke / "index.html")
+    for page in browser.local_pages(smoke):
+        drv.get(page.resolve().as_uri())
+        traces = drv.execute_script(
+            "return [...document.querySelectorAll('div.plot')].flatMap(d => (d._fullData || []).map(t => "
+            "[t.legendgroup || t.name, (t.marker && typeof t.marker.color === 'string') ? t.marker.color : "
+            "(t.line && t.line.color) || '']))")
+        for name, colour in traces:
+            key = str(name).split(": ")[0]
+            if key in methods:
+                seen.setdefault(key, set()).add(colour.lower())
+                where.setdefault(key, set()).add(page.name)
+    assert len(seen) >= 3 and any(len(p) >= 2 for p in where.values()), where  # methods drawn on several pages
+    assert {m: c for m, c in seen.items() if len(c) != 1} == {}
+
+
+def test_no_page_is_wider_than_a_phone_or_a_laptop(drv, smoke):
+    wide = {}
+    for width, height in ((390, 844), (browser.WIDTH, 900)):
+        drv.set_window_size(width, height)
+        inner = drv.execute_script("return window.innerWidth")
+        for page in browser.local_pages(smoke):
+            drv.get(page.resolve().as_uri())
+            w = drv.execute_script("return document.documentElement.scrollWidth")
+            if w > inner:
+                wide[f"{page.relative_to(smoke)}@{width}"] = w
+    drv.set_window_size(browser.WIDTH, 900)
+    assert wide == {}

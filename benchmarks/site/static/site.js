@@ -50,11 +50,63 @@
       if (count) count.textContent = shown + " of " + table.tBodies[0].rows.length + " rows";
     });
   }
+  /* On a narrow screen (< NARROW px) a grid of panels becomes one column, the title wraps, the
+     legend goes below the panels and the tool bar hides (hover, zoom and pan still work). */
+  var NARROW = 640, PANEL = 280;
+  function wrapText(t, n) {
+    var out = [], line = "";
+    String(t).split(" ").forEach(function (w) {
+      if (line && (line + " " + w).length > n) { out.push(line); line = w; } else { line = line ? line + " " + w : w; }
+    });
+    if (line) out.push(line);
+    return out.join("<br>");
+  }
+  function narrowLayout(layout) {
+    var axes = Object.keys(layout).filter(function (k) { return /^xaxis\d*$/.test(k) && layout[k].domain; });
+    var cells = [];
+    axes.forEach(function (xk) {
+      var yk = "y" + xk.slice(1), xa = layout[xk], ya = layout[yk] || {};
+      if (ya.domain) cells.push({x: xa, y: ya, xd: xa.domain.slice(), yd: ya.domain.slice()});
+    });
+    if (cells.length > 1) {
+      cells.sort(function (a, b) { return (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]); });
+      var n = cells.length, gap = 0.35 / n;
+      var h = (1 - gap * (n - 1)) / n;
+      (layout.annotations || []).forEach(function (an) {  /* subplot titles follow their panel */
+        if (an.xref !== "paper" || an.yref !== "paper") return;
+        cells.forEach(function (c, i) {
+          if (an.x >= c.xd[0] - 1e-6 && an.x <= c.xd[1] + 1e-6 && Math.abs(an.y - c.yd[1]) < 0.02) {
+            an._cell = i;
+          }
+        });
+      });
+      cells.forEach(function (c, i) {
+        var top = 1 - i * (h + gap);
+        c.x.domain = [0, 1];
+        c.y.domain = [Math.max(0, top - h), top];
+        (layout.annotations || []).forEach(function (an) {
+          if (an._cell === i) { an.x = 0.5; an.y = top; }
+        });
+      });
+      (layout.annotations || []).forEach(function (an) { delete an._cell; });
+      layout.height = n * PANEL + 200;
+    }
+    if (layout.title && layout.title.text) {
+      layout.title.text = wrapText(layout.title.text, 42);
+      layout.title.font = Object.assign({}, layout.title.font || {}, {size: 13});
+    }
+    layout.legend = Object.assign({}, layout.legend || {}, {orientation: "h", x: 0, xanchor: "left", y: -0.04,
+                                                            yanchor: "top"});
+    layout.margin = Object.assign({}, layout.margin || {}, {l: 50, r: 10, t: 90});
+    return layout;
+  }
   function drawCharts() {
     if (typeof Plotly === "undefined") return;
+    var narrow = window.innerWidth < NARROW;
     document.querySelectorAll("div.plot[data-spec]").forEach(function (div) {
       var spec = JSON.parse(document.getElementById(div.getAttribute("data-spec")).textContent);
       var cfg = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["sendDataToCloud"]};
+      if (narrow) { spec.layout = narrowLayout(spec.layout); cfg.displayModeBar = false; }
       Plotly.newPlot(div, spec.data, spec.layout, cfg);
       var fallback = div.parentNode.querySelector("img.fallback");
       if (fallback) fallback.style.display = "none";
