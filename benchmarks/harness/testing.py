@@ -9,6 +9,7 @@ process (local or on a Dask worker) can import.
 * ``harness-sleep``: sleeps ``seconds`` ignoring its time limit, then returns the plan;
 * ``harness-busy``: burns CPU for ``seconds`` (a CPU-bound grid), then returns the plan;
 * ``harness-busy-child``: a child process burns CPU for ``seconds`` and is waited for (CPU time of the tree);
+* ``harness-give-up``: ends normally without a plan or a proof (status ``unknown``: a result, not a crash);
 * ``harness-raise``: raises;
 * ``harness-hog``: allocates and touches ``mb`` megabytes;
 * ``harness-incumbent``: offers the reference plan as its incumbent, touches ``RELEASE.started-PID``, then
