@@ -54,7 +54,7 @@ RUN_COLUMNS: dict[str, str] = {
     "build_s": "DOUBLE",
     "solve_s": "DOUBLE",
     "wall_s": "DOUBLE",  # the whole run process, including evaluation
-    "peak_mem_mb": "DOUBLE",
+    "peak_mem_mb": "DOUBLE",  # peak resident memory of the run's process tree (summed), MB (deplbench.watch)
     "objective": "DOUBLE",  # the solver's own figures
     "bound": "DOUBLE",
     "gap": "DOUBLE",
