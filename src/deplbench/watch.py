@@ -356,7 +356,7 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     if killed == Outcome.INTERRUPTED:
         return Watched(killed, None, f"killed {(stop or _ALL[0] or Stop()).grace_s:g} s after it was asked to stop", peak or None, wall)
     if killed == Outcome.MEMORY:
-        return Watched(killed, None, f"killed at {peak:.0f} MB resident in its process tree (limit {memory_limit_mb:g} MB)",
+        return Watched(killed, None, f"killed at {peak:.0f} MB resident memory of its process tree (limit {memory_limit_mb:g} MB)",
                        peak or None, wall)
     return Watched(Outcome.ERROR, None, f"process died (exit code {proc.exitcode}) without a result",
                    peak or None, wall)
