@@ -60,9 +60,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 2
         return int(args.func(args) or 0)
-    except InputError as exc:
+    except InputError as exc:  # an EnvironmentFailure too, with its own status
         print(f"deplbench: error: {exc.one_line()}", file=sys.stderr)
-        return 2
+        return exc.status
+    except MemoryError:
+        print("deplbench: error: out of memory (the command itself; a smaller input or more memory)",
+              file=sys.stderr)
+        return 3
     except RecursionError:
         print("deplbench: error: input nested too deeply", file=sys.stderr)
         return 2
