@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-
 #: exit status of bad input (a file, a flag, a field)
 INPUT_STATUS = 2
 #: exit status of a failure of the environment (an unreachable or broken scheduler, no memory left)

@@ -7,11 +7,11 @@ import threading
 import time
 
 import pytest
-from hostile.kit import fixtures
 
 from deplbench.benchmarks.harness import runner
 from deplbench.cli import main
 from deplbench.errors import ENVIRONMENT_STATUS
+from hostile.kit import fixtures
 
 #: what the fake scheduler does with a connection
 BEHAVIOURS = ("refused", "never-accepts", "accepts-silent", "closes", "garbage", "huge-frame", "http")
