@@ -8,8 +8,6 @@ A killed solve is a ``timeout`` without a plan: a replication then counts -inf (
 
 from __future__ import annotations
 
-import json
-import math
 import time
 
 #: seconds past ``--time-limit`` for the evaluation, the certification and the output
@@ -68,9 +66,9 @@ def cmd_saa_bounds(args) -> int:
                      params={"time_limit": args.time_limit, **parse_sets(args.set)},
                      solve_fn=budgeted(start, args.time_limit, 1 + args.replications))
     if args.json:
-        d = rep.to_dict()
-        d["replication_values"] = [v if math.isfinite(v) else None for v in d["replication_values"]]
-        print(json.dumps(d, indent=2))
+        from deplbench.jsonvalues import dumps
+
+        print(dumps(rep.to_dict(), indent=2))
         return 0
     exact = rep.violation_exact
     rows = [
