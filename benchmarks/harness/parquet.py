@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,13 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     try:
         con.register("frame", df)
         con.execute("COPY frame TO ? (FORMAT PARQUET)", [str(path)])
+    except duckdb.IOException as exc:  # a failed write (a full disk) is the OSError it is
+        import errno
+        import re
+
+        code = re.search(r'"errno":\s*"(\d+)"', str(exc))
+        num = int(code.group(1)) if code else errno.EIO
+        raise OSError(num, os.strerror(num), str(path)) from None
     finally:
         con.close()
 

@@ -46,10 +46,16 @@ def staged(out: Path) -> Iterator[Path]:
     shutil.rmtree(stage, ignore_errors=True)
     with disk_errors_of(out):
         stage.mkdir(parents=True)
+    from deplbench.errors import InputError
+
     try:
         yield stage
         with disk_errors_of(out):
             _move_into(stage, out)
+    except InputError as exc:  # a file of the partial folder is named as it would be in place
+        if exc.source and exc.source.startswith(str(stage)):
+            raise InputError(exc.message, str(out) + exc.source[len(str(stage)):], exc.path) from None
+        raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 
