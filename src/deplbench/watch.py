@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
+from deplbench.memlimit import address_space_net_mb, limit_memory, own_peak_mb  # noqa: F401 - re-exported
 from deplbench.results import Outcome
 
 POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
@@ -143,35 +144,6 @@ def die_with_parent() -> None:
     """Linux: SIGKILL this process when its parent exits (a killed harness or ``solve``)."""
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-#: the address-space safety net: the child's virtual size now plus this many times the limit, plus
-#: :data:`AS_NET_EXTRA_MB` (the limit itself is enforced on resident memory by the watcher)
-AS_NET_FACTOR = 4.0
-AS_NET_EXTRA_MB = 2048.0
-
-
-def address_space_net_mb(limit_mb: float) -> float:
-    """Room of virtual memory the child gets above its size at the start, under a limit of ``limit_mb``."""
-    return AS_NET_FACTOR * limit_mb + AS_NET_EXTRA_MB
-
-
-def limit_memory(limit_mb: float) -> None:
-    """Cap the address space far above ``limit_mb``: a safety net against a runaway between two polls.
-
-    The limit of ``limit_mb`` is on resident memory and is the watcher's (:func:`_watch`); address
-    space a method reserves without touching it counts against this net only.
-    """
-    import psutil
-
-    mi = psutil.Process().memory_info()
-    cap = int(mi.vms + address_space_net_mb(limit_mb) * 2**20)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-
-def own_peak_mb() -> float:
-    """The largest resident memory of this process, or of one of its waited-for children (``ru_maxrss``)."""
-    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024.0
 
 
 def _interrupt_once(signum, frame) -> None:
