@@ -4,8 +4,8 @@ Each run executes in its own process, forked from a ``forkserver`` that has alre
 imported numpy, scipy and the package (so a run costs a fork, not an interpreter
 start). The process that launched it (a thread of the harness, or a Dask worker)
 watches it: past ``time_limit + grace`` seconds it is killed (``timeout``); its
-resident memory is polled and, with a memory limit, capped both by ``RLIMIT_AS`` in
-the child and by a kill when the polled RSS exceeds the limit (``memory``). A crash,
+resident memory (of its whole tree) is polled and, with a memory limit, it is killed
+when that exceeds the limit (``memory``; ``RLIMIT_AS`` only a safety net far above it). A crash,
 an exception or an ``error`` result is ``error`` with its text kept. Only the
 harness's main process writes the store, one committed row per finished run, so a
 killed harness loses at most the runs in flight; a rerun skips finished keys.
