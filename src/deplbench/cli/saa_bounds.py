@@ -36,7 +36,7 @@ def budgeted(start: float, limit: float, solves: int):
     def run(name, inst, params):
         now = time.perf_counter()
         remaining = max(start + limit - now, 0.0)
-        share = remaining / 2 if left[0] == solves and solves > 1 else remaining / left[0]
+        share = remaining / 2 if left[0] == solves and solves > 1 else remaining / max(left[0], 1)
         left[0] -= 1
         w = call(mp.get_context("fork"), _solve_in_child, (name, inst, params, now + METHOD_SHARE * share),
                  wall_limit_s=max(share, 0.05), t0=now)
