@@ -34,6 +34,8 @@ HARNESS_DEFAULTS: dict[str, Any] = {
 TOP_KEYS = {"description", "harness", "experiments"}
 EXPERIMENT_KEYS = {"name", "description", "instances", "solvers", *HARNESS_DEFAULTS}
 INSTANCE_KEYS = {"family", "module", "params", "seeds"}
+#: the largest instance seed (the store's ``instance_seed`` is a 32-bit INTEGER)
+MAX_SEED = 2**31 - 1
 SOLVER_KEYS = {"name", "module", "params"}
 SCALAR = (str, int, float, bool)
 
@@ -324,8 +326,9 @@ def _instance_grid(value: Any, src: str, at: str) -> list[tuple[str, str, dict, 
     for here, e, fam, module, spec in _named_entries(value, INSTANCE_KEYS, "family", src, at):
         seeds = e.get("seeds", [0])
         seeds = seeds if isinstance(seeds, list) else [seeds]
-        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
-            raise InputError("seeds must be an integer >= 0 or a non-empty list of them", src, f"{here}.seeds")
+        if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds):
+            raise InputError(f"seeds must be an integer in [0, {MAX_SEED}] or a non-empty list of them", src,
+                             f"{here}.seeds")
         for point in _grid(e.get("params"), src, f"{here}.params"):
             params, given = _check_params(point, spec, f"family '{fam}'", src, f"{here}.params")
             out.extend((fam, module, params, given, s) for s in seeds)

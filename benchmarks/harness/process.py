@@ -3,9 +3,10 @@
 The machinery is :mod:`deplbench.watch` (shared with ``deplbench solve``): the process that
 launched the run (a thread of the harness, or a Dask worker) watches it; past
 ``time_limit + grace`` seconds the run's whole process group is killed (``timeout``); with a
-memory limit, ``RLIMIT_AS`` caps the child and the resident memory of its whole tree is polled
-(``memory``). A crash, an exception or an ``error`` result is ``error`` with its text kept; an
-``unknown`` result (no plan, no proof: a heuristic that gave up) is a finished run, ``ok``.
+memory limit, the resident memory of its whole tree is polled and over the limit it is killed
+(``memory``; ``RLIMIT_AS`` is only a safety net far above the limit). A crash, an exception or an
+``error`` result is ``error`` with its text kept; an ``unknown`` result (no plan, no proof: a
+heuristic that gave up) is a finished run, ``ok``.
 Instance generation runs the same way, under the limits of the run that needs the instance
 (:func:`generate_watched`). :func:`execute` returns the run's complete store row.
 """

@@ -4,8 +4,8 @@ Each run executes in its own process, forked from a ``forkserver`` that has alre
 imported numpy, scipy and the package (so a run costs a fork, not an interpreter
 start). The process that launched it (a thread of the harness, or a Dask worker)
 watches it: past ``time_limit + grace`` seconds it is killed (``timeout``); its
-resident memory is polled and, with a memory limit, capped both by ``RLIMIT_AS`` in
-the child and by a kill when the polled RSS exceeds the limit (``memory``). A crash,
+resident memory (of its whole tree) is polled and, with a memory limit, it is killed
+when that exceeds the limit (``memory``; ``RLIMIT_AS`` only a safety net far above it). A crash,
 an exception or an ``error`` result is ``error`` with its text kept. Only the
 harness's main process writes the store, one committed row per finished run, so a
 killed harness loses at most the runs in flight; a rerun skips finished keys.
@@ -206,13 +206,47 @@ def dask_client(workers: int, scheduler: str | None, cluster: str | None):
             lc = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                               preload=[signals], preload_nanny=[signals])
         return Client(lc), lc
-    try:
-        return Client(scheduler, timeout="20s"), None
-    except (OSError, TimeoutError, ValueError) as exc:
-        from deplbench.errors import InputError
+    return _connect(scheduler), None
 
-        raise InputError(f"cannot connect to the Dask scheduler ({type(exc).__name__}: {exc})",
-                         "--scheduler", scheduler) from None
+
+#: seconds ``--scheduler`` waits for a scheduler to connect; the command ends CONNECT_GRACE_S later at most
+CONNECT_TIMEOUT_S = 20.0
+CONNECT_GRACE_S = 5.0
+
+
+def _connect(scheduler: str):
+    """A client of the scheduler at ``scheduler``, or one line (exit 3) within the connect timeout and its grace.
+
+    Dask bounds the TCP connection only: a scheduler that accepts and stays silent would be waited for
+    without end, and one that answers with garbage raises whatever its decoder does (a struct error, a
+    gigantic allocation). So the connection runs in a thread, waited for at most the timeout and grace.
+    """
+    import threading
+
+    from distributed import Client
+
+    from deplbench.errors import EnvironmentFailure
+
+    box: dict = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S:g}s")
+        except BaseException as exc:  # noqa: BLE001 - reported below as one line
+            box["error"] = exc
+
+    t = threading.Thread(target=connect, name="deplbench-connect", daemon=True)
+    t.start()
+    t.join(CONNECT_TIMEOUT_S + CONNECT_GRACE_S)
+    if t.is_alive():
+        raise EnvironmentFailure(f"no answer from a Dask scheduler within {CONNECT_TIMEOUT_S:g} s "
+                                 "(is it a Dask scheduler, and running?)", "--scheduler", scheduler)
+    exc = box.get("error")
+    if exc is None:
+        return box["client"]
+    text = " ".join(str(exc).split())[:200]
+    raise EnvironmentFailure(f"cannot connect to the Dask scheduler ({type(exc).__name__}: {text})",
+                             "--scheduler", scheduler) from None
 
 
 def _dask_results(client, jobs, preload, stop: GridStop):

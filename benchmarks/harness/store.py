@@ -56,7 +56,7 @@ RUN_COLUMNS: dict[str, str] = {
     "build_s": "DOUBLE",
     "solve_s": "DOUBLE",
     "wall_s": "DOUBLE",  # the whole run process, including evaluation
-    "peak_mem_mb": "DOUBLE",
+    "peak_mem_mb": "DOUBLE",  # peak resident memory of the run's process tree (summed), MB (deplbench.watch)
     **TIMING_COLUMNS,  # CPU time, load, runs beside, cores (harness/timing.py)
     "objective": "DOUBLE",  # the solver's own figures
     "bound": "DOUBLE",
@@ -107,6 +107,9 @@ SCHEMA = "depl-store/2"
 #: Columns of version 1 stores (before parameters became generic); their values are in ``params``.
 LEGACY_PARAM_COLUMNS = ("eta", "eps", "scenarios", "formulation", "time_limit", "mip_gap", "threads", "seed")
 PARAM_PREFIX, OUTPUT_PREFIX = "p_", "x_"
+#: The one line for a store DuckDB cannot read (truncated, bit-flipped, not a database).
+DAMAGED = ("the results cannot be read (not a result store of deplbench, or a damaged one: truncated or "
+           "corrupt); start a new --out folder, or restore the file from a copy")
 
 
 class Store:
@@ -236,7 +239,11 @@ class Store:
 
 
 def check_store(path: Path) -> None:
-    """Refuse (one line) a file that is not a result store of this suite; never writes to it."""
+    """Refuse (one line) a file that is not a readable result store of this suite; never writes to it.
+
+    Every block of every table is read once (a hash of each column), so a truncated or bit-flipped
+    file is refused here, before a command reads part of it or writes to it.
+    """
     from deplbench.errors import InputError
 
     try:
@@ -245,9 +252,9 @@ def check_store(path: Path) -> None:
         if "lock" in str(exc).lower():
             raise InputError("the result store is in use by another process (a running `deplbench run`?)",
                              str(path)) from None
-        raise InputError("not a result store of deplbench (unreadable as a DuckDB database)", str(path)) from None
+        raise InputError(DAMAGED, str(path)) from None
     except duckdb.Error:
-        raise InputError("not a result store of deplbench (unreadable as a DuckDB database)", str(path)) from None
+        raise InputError(DAMAGED, str(path)) from None
     try:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         schema = None
@@ -258,6 +265,10 @@ def check_store(path: Path) -> None:
         if "runs" in tables:
             cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
                                               "WHERE table_name = 'runs'").fetchall()}
+        for t in sorted(tables):
+            con.execute(f'SELECT count(*), bit_xor(hash(COLUMNS(*))) FROM "{t}"').fetchall()
+    except duckdb.Error:
+        raise InputError(DAMAGED, str(path)) from None
     finally:
         con.close()
     if not tables:

@@ -17,6 +17,11 @@ process (local or on a Dask worker) can import.
 * ``harness-fill``: writes zeros to the file ``path`` until its disk is full, once (full-disk tests);
 * ``harness-spawn``: starts a grandchild process (``sleep``) and sleeps ``seconds`` (process groups);
 * ``harness-hog-child``: ``children`` grandchild processes allocate ``mb`` megabytes each (memory of the tree);
+* ``harness-reserve``: reserves ``mb`` megabytes of address space without touching them (as solver thread
+  arenas and JIT compilers do), touches ``touch`` megabytes, then returns the plan;
+* ``harness-exit``: ends its own process with ``os._exit(code)`` (a method that kills its process), once
+  when ``once`` names a file: not when that file exists;
+* ``harness-segv``: crashes its process natively (a segmentation fault in C), with the same ``once``;
 * ``harness-preloaded``: the reference plan, with ``extra["preloaded"]`` 1 when the module it declares
   (``testing_pid``) was imported by the fork server, 0 when by the run (the grid's preload);
 * family ``harness-slow``: sleeps ``seconds`` before returning a ``random`` instance (generation limits).
@@ -172,6 +177,50 @@ def solve_hog_child(instance, *, mb, children, time_limit, seed, threads) -> Sol
     kids = [subprocess.Popen([sys.executable, "-c", _HOG_SRC.format(mb=mb)]) for _ in range(children)]
     if any(k.wait() for k in kids):
         raise RuntimeError("a grandchild failed")
+    return _ok(instance)
+
+
+@register_solver("harness-reserve", kind="heuristic", defaults={"mb": 3000.0, "touch": 50.0},
+                 description="reserves address space without touching it")
+def solve_reserve(instance, *, mb, touch, time_limit, seed, threads) -> SolveResult:
+    import mmap
+
+    reserved = mmap.mmap(-1, int(mb * 2**20))  # virtual only: no page of it is resident
+    block = np.ones(int(touch * 2**20 / 8))
+    res = _ok(instance)
+    return SolveResult(res.status, res.plan, objective=res.objective,
+                       extra={"reserved_mb": len(reserved) / 2**20, "sum": float(block[-1])})
+
+
+def _first_time(once: str) -> bool:
+    """Whether this is the first call of a ``once`` method (no file ``once`` yet; then creates it)."""
+    from pathlib import Path
+
+    if not once:
+        return True
+    if Path(once).exists():
+        return False
+    Path(once).touch()
+    return True
+
+
+@register_solver("harness-exit", kind="heuristic", defaults={"code": 255, "once": ""},
+                 description="ends its own process (os._exit)")
+def solve_exit(instance, *, code, once, time_limit, seed, threads) -> SolveResult:
+    if _first_time(once):
+        os._exit(int(code))
+    return _ok(instance)
+
+
+@register_solver("harness-segv", kind="heuristic", defaults={"once": ""},
+                 description="crashes its own process natively (segmentation fault)")
+def solve_segv(instance, *, once, time_limit, seed, threads) -> SolveResult:
+    import ctypes
+    import faulthandler
+
+    if _first_time(once):
+        faulthandler.disable()  # no dump of the stacks: the crash as a native solver's would be
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
     return _ok(instance)
 
 

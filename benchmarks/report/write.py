@@ -57,21 +57,23 @@ def build_report(root: Path, out: Path | None = None) -> Path:
     Path
         The self-contained HTML page (``report.md`` and ``figures/`` are beside it).
     """
+    from deplbench.benchmarks.report.staging import staged
+
     root = Path(root)
     out = Path(out) if out is not None else root / "report"
     d, get = load(root)
-    fig_dir = out / "figures"
-    fig_dir.mkdir(parents=True, exist_ok=True)
-    ctx = ReportContext(d, get, fig_dir, root)
-    sections = build_sections(ctx)
-    title = f"depl-bench report: {root.resolve().name}"
-    _write(out / "report.md", render_markdown(title, sections, out))
-    html = out / "report.html"
-    _write(html, render_html(title, sections))
-    from deplbench.benchmarks.report.site import build_site
+    with staged(out) as stage:  # written aside, moved into place whole: a stopped report leaves no half
+        fig_dir = stage / "figures"
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        ctx = ReportContext(d, get, fig_dir, root)
+        sections = build_sections(ctx)
+        title = f"depl-bench report: {root.resolve().name}"
+        _write(stage / "report.md", render_markdown(title, sections, stage))
+        _write(stage / "report.html", render_html(title, sections))
+        from deplbench.benchmarks.report.site import build_site
 
-    build_site(out, title, sections, ctx)
-    return html
+        build_site(stage, title, sections, ctx)
+    return out / "report.html"
 
 
 def _write(path: Path, text: str) -> None:

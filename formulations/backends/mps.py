@@ -22,7 +22,6 @@ import signal
 import string
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +32,7 @@ from deplbench.errors import InputError
 from deplbench.formulations.backends import solfile
 from deplbench.formulations.backends.solfile import dual_bound, read_solution
 from deplbench.formulations.saa.method import SAA_IMPORTS, SAA_PARAMS
+from deplbench.leftovers import owned_tempdir
 from deplbench.params import Param
 from deplbench.registry import register_solver
 from deplbench.results import Status
@@ -56,6 +56,8 @@ DEFAULT_PRESET = "highs"
 PLACEHOLDERS = ("mps", "sol", "time_limit", "mip_gap", "threads", "seed", "options", "cbc", "highs", "python")
 #: seconds past the time limit before the command's process group is killed
 GRACE_S = 5.0
+#: the temporary folders of the solves (model, options, solution, log): TMPDIR/deplbench-mps-PID-XXXX
+TMP_PREFIX = "deplbench-mps-"
 #: feasibility tolerance asked of HiGHS (as milp-highs-direct does)
 
 MPS_PARAMS = (
@@ -231,8 +233,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         tokens = check_template(PRESETS[DEFAULT_PRESET])
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin, names=True)
-    with tempfile.TemporaryDirectory(prefix="deplbench-mps-") as tmp:
-        d = Path(tmp)
+    with owned_tempdir(TMP_PREFIX) as d:  # one a SIGKILL left is removed by the next solve
         mps, sol, opts, log = d / "model.mps", d / "model.sol", d / "highs.opt", d / "log.txt"
         write_model(model, mps)
         limit = max(time_limit - (time.perf_counter() - t0), 0.01)

@@ -127,8 +127,12 @@ def exact_violation(instance, plan) -> tuple[float, float]:
 
 def saa_bounds(instance, method: str, *, scenarios: int, replications: int, confidence: float = 0.95,
                risk: float | None = None, lb_scenarios: int | None = None, eval_samples: int = 100_000,
-               seed: int = 0, params: dict | None = None) -> SaaBoundsReport:
-    """Solve the SAA once (plan, violation bound) and ``replications`` times more (lower bound)."""
+               seed: int = 0, params: dict | None = None, solve_fn=solve) -> SaaBoundsReport:
+    """Solve the SAA once (plan, violation bound) and ``replications`` times more (lower bound).
+
+    ``solve_fn(method, instance, params) -> SolveResult`` runs each solve (default
+    :func:`deplbench.registry.solve`; ``deplbench saa-bounds`` gives each a share of its time limit).
+    """
     spec = get_solver(method)
     if spec.kind != "saa":
         raise InputError(f"method '{method}' is not an SAA method", "--method")
@@ -142,7 +146,7 @@ def saa_bounds(instance, method: str, *, scenarios: int, replications: int, conf
         raise InputError("risk must lie in [0, 1)", "--risk")
     N = lb_scenarios or scenarios
     params = dict(params or {})
-    res = solve(method, instance, {**params, "scenarios": scenarios, "seed": seed})
+    res = solve_fn(method, instance, {**params, "scenarios": scenarios, "seed": seed})
     rate = upper = exact = None
     if res.plan is not None and res.plan.segments:
         terms = loss_terms(instance, res.plan.models(), data_effect(instance, res.plan.datasets).g)
@@ -154,7 +158,7 @@ def saa_bounds(instance, method: str, *, scenarios: int, replications: int, conf
     allowed = N - math.ceil((1.0 - gamma) * N - 1e-9)
     values = []
     for j in range(replications):
-        r = solve(method, risky, {**params, "scenarios": N, "seed": seed + 1 + j})
+        r = solve_fn(method, risky, {**params, "scenarios": N, "seed": seed + 1 + j})
         values.append(replication_value(r))
     L, lb, rho = replication_lower_bound(values, N, allowed, eps, confidence)
     lp = log_plan_count(instance)

@@ -301,7 +301,11 @@ def _fit_model(obs: Observations, m: str, i: int, *, fit_p: bool, n_mc: int, see
                          f"of a run (need >= {MIN_FACTORS})", source)
     k, d, runs = obs.epoch[sel], obs.value[sel], obs.run[sel]
     A, B, p, rmse = fit_progress(k, d, fit_p)
-    x = d / progress_curve(k, A, B, p)
+    with np.errstate(all="ignore"):
+        x = d / progress_curve(k, A, B, p)
+    if not all(math.isfinite(v) for v in (A, B, p)) or not np.isfinite(x).all() or int(np.sum(x > 0)) < 3:
+        raise InputError(f"model '{m}': its losses do not decrease as a progress curve (flat, rising or "
+                         "zero curves leave fewer than 3 positive noise factors): cannot calibrate it", source)
     xs = pd.DataFrame({"run": runs, "epoch": k, "x": x})
     vc = variance_components(x, runs)
     rf = np.array(list(run_factors(obs, m, A, B, p).values()))

@@ -27,7 +27,8 @@ from deplbench import architecture_tables
 
 #: part -> one-line role (the order is the picture's, bottom layer first)
 PARTS: dict[str, str] = {
-    "core": "errors, results (Status, SolveResult), incumbent, params, files, watch, version, numeric",
+    "core": "errors, results (Status, SolveResult), incumbent, params, files, watch, version, numeric, "
+            "memlimit, leftovers, jsonvalues",
     "registry": "methods and families by name; the conformance checks",
     "instances.laws": "distributions of the loss terms (penalty and noise laws)",
     "instances": "Instance, Plan, files, semantics, scenario sampling",
@@ -57,7 +58,7 @@ TOP_PACKAGES = ("deplbench", "deplbench.instances", "deplbench.formulations", "d
 #: modules of the core (the rest of deplbench.* is found by prefix)
 CORE = ("deplbench.errors", "deplbench.results", "deplbench.incumbent", "deplbench.params", "deplbench.files",
         "deplbench.watch", "deplbench.lazy", "deplbench.version", "deplbench.numeric", "deplbench.architecture",
-        "deplbench.architecture_tables")
+        "deplbench.architecture_tables", "deplbench.memlimit", "deplbench.leftovers", "deplbench.jsonvalues")
 _INSTANCES = {"instances", "instances.laws", "instances.evaluator", "instances.calibration", "instances.families"}
 _BELOW = {"core", "registry"} | _INSTANCES
 #: the problem definition and its judge, what every method builds on

@@ -1,12 +1,19 @@
 """Errors that are the user's input, not the program's fault.
 
 Every :class:`InputError` is printed by the CLI as exactly one line
-``FILE: JSON_PATH: problem`` and the process exits with status 2.
+``FILE: JSON_PATH: problem`` and the process exits with status 2 (:data:`INPUT_STATUS`); an
+:class:`EnvironmentFailure` (the input is fine, what the command needs around it is not) the same
+way with status 3 (:data:`ENVIRONMENT_STATUS`). docs/reliability.md lists both.
 """
 
 from __future__ import annotations
 
 import json
+
+#: exit status of bad input (a file, a flag, a field)
+INPUT_STATUS = 2
+#: exit status of a failure of the environment (an unreachable or broken scheduler, no memory left)
+ENVIRONMENT_STATUS = 3
 
 
 class InputError(Exception):
@@ -21,6 +28,9 @@ class InputError(Exception):
     path : str, optional
         JSON path inside the file, e.g. ``$.clusters[0].capacity``.
     """
+
+    #: the command's exit status
+    status = INPUT_STATUS
 
     def __init__(self, message: str, source: str | None = None, path: str | None = None):
         self.message = " ".join(str(message).split())
@@ -37,6 +47,18 @@ class InputError(Exception):
         text = ": ".join([*parts, self.message])
         # control characters (a newline in a key or file name) would break the one-line promise
         return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class EnvironmentFailure(InputError):
+    """The environment failed the command (not its input): one line, exit status 3.
+
+    An unreachable, silent or garbled Dask scheduler, no memory left for the command itself.
+    """
+
+    status = ENVIRONMENT_STATUS
+
+    def with_source(self, source: str) -> EnvironmentFailure:
+        return EnvironmentFailure(self.message, self.source or source, self.path)
 
 
 def json_path(loc: tuple | list) -> str:

@@ -8,8 +8,12 @@ a run and by ``deplbench solve``. Guarantees (docs/reliability.md):
 * the child dies with its parent (``PR_SET_PDEATHSIG``), and a small *reaper* process, started
   once per watching process, kills every live group when that process dies, even by SIGKILL
   (it notices the end of its stdin pipe), so no grandchild outlives a killed harness;
-* the wall clock is checked every :data:`POLL_S`; with a memory limit the resident memory of the
-  whole process tree is summed (and ``RLIMIT_AS`` caps the child itself).
+* the wall clock is checked every :data:`POLL_S`; the memory limit is the resident memory of the
+  whole process tree, summed every :data:`TREE_POLL_S` (the child alone every :data:`POLL_S`), and
+  ``RLIMIT_AS`` caps the child's address space only as a generous safety net (:func:`limit_memory`),
+  far above the limit, so that memory a method reserves without touching (thread arenas, a JIT) is free;
+* the peak stored for a run (:attr:`Watched.peak_mb`) is the largest sum of the tree's resident memory
+  seen, and at least the largest single process's own peak (``ru_maxrss``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from deplbench import cputime
+from deplbench.memlimit import address_space_net_mb, limit_memory, own_peak_mb  # noqa: F401 - re-exported
 from deplbench.results import Outcome
 
 POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
@@ -145,16 +150,6 @@ def die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def limit_memory(limit_mb: float) -> None:
-    """Cap the address space so that growing past ``limit_mb`` of RSS raises MemoryError."""
-    import psutil
-
-    mi = psutil.Process().memory_info()
-    room = max(limit_mb * 2**20 - mi.rss, 16 * 2**20)
-    cap = int(mi.vms + room)
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-
 def _interrupt_once(signum, frame) -> None:
     """The first SIGINT / SIGTERM raises ``KeyboardInterrupt``; later ones are ignored.
 
@@ -190,10 +185,11 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup
             limit_memory(memory_limit_mb)
         msg = ("ok", fn(*args), None)
     except MemoryError:
-        msg = ("memory", None, "MemoryError: " + traceback.format_exc(limit=4)[-2000:])
+        msg = ("memory", None, "MemoryError (address space above the safety net of "
+               f"{address_space_net_mb(memory_limit_mb or 0):g} MB over the start): " + traceback.format_exc(limit=4)[-2000:])
     except BaseException as exc:  # noqa: BLE001 - anything the child does wrong is its result
         msg = ("error", None, f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    peak = own_peak_mb()
     try:
         conn.send((*msg, peak, cputime.own_and_reaped()))
     except MemoryError:  # the value itself did not fit: still report the outcome
@@ -341,8 +337,8 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
         return Watched(killed, None, f"killed {(stop or _ALL[0] or Stop()).grace_s:g} s after it was asked to stop",
                        peak or None, wall, cpu[0])
     if killed == Outcome.MEMORY:
-        return Watched(killed, None, f"killed at {peak:.0f} MB resident (limit {memory_limit_mb:g} MB)",
-                       peak or None, wall, cpu[0])
+        return Watched(killed, None, f"killed at {peak:.0f} MB resident memory of its process tree "
+                                     f"(limit {memory_limit_mb:g} MB)", peak or None, wall, cpu[0])
     return Watched(Outcome.ERROR, None, f"process died (exit code {proc.exitcode}) without a result",
                    peak or None, wall, cpu[0])
 
@@ -382,8 +378,8 @@ def _watch(proc, recv, wall_limit_s: float, memory_limit_mb: float | None, t0: f
             if elapsed >= next_mem:  # the tree (a /proc scan) a few times a second
                 rss = tree_rss_mb(proc.pid)
                 next_mem = elapsed + TREE_POLL_S
-        elif elapsed >= next_mem:
-            rss = rss_mb(proc.pid)
+        elif elapsed >= next_mem:  # no limit: the tree's peak, less often
+            rss = tree_rss_mb(proc.pid)
             next_mem = elapsed + MEM_POLL_S
         peak = max(peak, rss or 0.0)
         if elapsed >= next_cpu:

@@ -62,9 +62,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help()
             return 2
         return int(args.func(args) or 0)
-    except InputError as exc:
+    except InputError as exc:  # an EnvironmentFailure too, with its own status
         print(f"deplbench: error: {exc.one_line()}", file=sys.stderr)
-        return 2
+        return exc.status
+    except MemoryError:
+        print("deplbench: error: out of memory (the command itself; a smaller input or more memory)",
+              file=sys.stderr)
+        return 3
     except RecursionError:
         print("deplbench: error: input nested too deeply", file=sys.stderr)
         return 2
@@ -96,9 +100,38 @@ def console_main() -> None:
     SIGINT and SIGTERM then end the process at once, with the command's status (or 128 plus
     the signal's number when it was 0), after flushing stdout and stderr.
     """
+    _sane_streams()
     code = main()
     _end_at_once_on_signals(code)
     sys.exit(code)
+
+
+def _sane_streams() -> None:
+    """Closed standard streams read from and write to ``/dev/null``; output never fails on its encoding.
+
+    A closed descriptor 0, 1 or 2 (``2>&-``) would be taken by the next file the command opens (the
+    result store, a run's pipe), and what is then written to "stderr" would land in that file; a
+    character the stream's encoding lacks (``PYTHONIOENCODING=ascii``, a non-ASCII path) is written
+    as a backslash escape instead of raising after the work is done.
+    """
+    import io
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: ``fd`` itself
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            setattr(sys, name, io.TextIOWrapper(io.FileIO(fd, mode, closefd=False), encoding="utf-8",
+                                                write_through=True))
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
 
 
 def _end_at_once_on_signals(code: int) -> None:

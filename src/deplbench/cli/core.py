@@ -5,7 +5,6 @@ May import anything of deplbench, inside the command functions (the parser is bu
 
 from __future__ import annotations
 
-import json
 import sys
 
 from deplbench.cli.args import (
@@ -19,7 +18,9 @@ from deplbench.errors import InputError
 
 
 def _print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, allow_nan=False, default=str))
+    from deplbench.jsonvalues import dumps
+
+    print(dumps(obj, indent=2, default=str))
 
 
 # ---- core commands ---------------------------------------------------------------------------

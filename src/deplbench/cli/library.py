@@ -28,6 +28,10 @@ def cmd_build(args) -> int:
     from deplbench.watch import signals_handled
 
     tiers = tuple(t.strip() for t in args.tiers.split(",") if t.strip())
+    if args.calibration is not None:  # a missing file is refused, not a library built without it
+        from deplbench.files import check_input_file
+
+        check_input_file(args.calibration)
     try:
         with signals_handled(_raise_stop):
             s = build(args.out, tiers=tiers, quick=args.quick, calibration=args.calibration,

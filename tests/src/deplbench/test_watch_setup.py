@@ -1,9 +1,8 @@
-"""A watched child imports what its method declares *before* its memory limit (``watch.call(setup=)``).
+"""A watched child imports what its method declares *before* its address-space safety net (``watch.call(setup=)``).
 
-The limit caps the address space at the child's virtual size plus the room left below the limit.
-numba's LLVM reserves about 170 MB of address space for 53 MB resident, so DepL loading its
-compiled loops under a 300 MB limit met the cap, and OpenBLAS then hung the run until its wall
-limit (a 300 MB `deplbench solve --solver depl` ran 61.6 s and returned no plan).
+The memory limit is on resident memory; the address space is capped only far above it
+(:func:`deplbench.watch.address_space_net_mb`). numba's LLVM reserves about 170 MB of address space
+for 53 MB resident, and the imports a method declares run before even that net.
 """
 
 from __future__ import annotations
@@ -23,11 +22,12 @@ from deplbench.cli import main
 from deplbench.results import Outcome
 
 _RESERVED: list = []
+_SIZE = [2**30]
 
 
 def _reserve(*_) -> None:
-    """Map 1 GiB of address space without touching it (no resident memory), as LLVM does."""
-    _RESERVED.append(mmap.mmap(-1, 2**30))
+    """Map ``_SIZE`` bytes of address space without touching them (no resident memory), as LLVM does."""
+    _RESERVED.append(mmap.mmap(-1, _SIZE[0]))
 
 
 def _reserved_after() -> str:
@@ -47,10 +47,21 @@ def test_setup_runs_before_the_address_space_cap():
 
     ctx = mp.get_context("fork")  # the child starts with this process's memory: 300 MB of room above it
     limit = psutil.Process().memory_info().rss / 2**20 + 300
+    _SIZE[0] = int((watch.address_space_net_mb(limit) + 64) * 2**20)  # just past the net
     late = watch.call(ctx, _reserved_after, wall_limit_s=30, memory_limit_mb=limit)
     assert (late.outcome, late.value) == (Outcome.OK, "refused")  # the cap is real
     early = watch.call(ctx, _reserved_before, wall_limit_s=30, memory_limit_mb=limit, setup=_reserve)
     assert (early.outcome, early.value) == (Outcome.OK, 1)
+
+
+def test_reserved_address_space_below_the_net_is_free():
+    """Three times the limit reserved (untouched) under the limit: the run is not a memout."""
+    import psutil
+
+    limit = psutil.Process().memory_info().rss / 2**20 + 300
+    _SIZE[0] = int(3 * limit * 2**20)
+    w = watch.call(mp.get_context("fork"), _reserved_after, wall_limit_s=30, memory_limit_mb=limit)
+    assert (w.outcome, w.value) == (Outcome.OK, "mapped"), w.error
 
 
 def _stopped(*_) -> None:
