@@ -209,6 +209,7 @@ def _first_screen(drv, page: Path, width: int = browser.WIDTH, height: int = 900
     return drv.execute_script("return window.innerHeight")
 
 
+@pytest.mark.slow
 def test_index_first_screen_states_winner_ratios_and_one_verdict_per_claim(drv, smoke):
     from selenium.webdriver.common.by import By
 
@@ -240,6 +241,7 @@ def test_index_first_screen_states_winner_ratios_and_one_verdict_per_claim(drv, 
     assert paper < 5 and set(verdicts.values()) == {"not tested here"}  # 2 paper instances: no verdict
 
 
+@pytest.mark.slow
 def test_each_method_has_one_colour_on_every_chart_of_every_page(drv, smoke):
     from deplbench.benchmarks.api import read_results
 
@@ -263,6 +265,7 @@ def test_each_method_has_one_colour_on_every_chart_of_every_page(drv, smoke):
     assert {m: c for m, c in seen.items() if len(c) != 1} == {}
 
 
+@pytest.mark.slow
 def test_no_page_is_wider_than_a_phone_or_a_laptop(drv, smoke):
     wide = {}
     for width, height in ((390, 844), (browser.WIDTH, 900)):
