@@ -78,9 +78,8 @@ def binaries() -> dict[str, dict[str, str | None]]:
 
 def record() -> dict[str, Any]:
     """What this machine is and what the suite runs with (a JSON-able dict)."""
-    from importlib import metadata
 
-    from deplbench.benchmarks.harness.rows import VERSIONED, cpu_model, git_commit
+    from deplbench.benchmarks.harness.rows import cpu_model, git_commit, package_versions
     from deplbench.benchmarks.harness.timing import cores
     from deplbench.version import __version__
 
@@ -88,12 +87,7 @@ def record() -> dict[str, Any]:
     with contextlib.suppress(OSError):
         rel = platform.freedesktop_os_release()
 
-    packages = {}
-    for pkg in VERSIONED:
-        try:
-            packages[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            packages[pkg] = None
+    packages = package_versions()
     return {
         "host": socket.gethostname(), "cpu": cpu_model().rsplit(" x", 1)[0], "cpu_count": os.cpu_count(),
         "cores": cores(), "cpu_mhz": cpu_mhz(), "ram_mb": ram_mb(),

@@ -49,15 +49,20 @@ def provenance() -> dict[str, Any]:
     """Where and with what a run executed (cached per process)."""
     from deplbench.version import __version__
 
-    versions = {}
+    return {"package_version": __version__, "git_commit": git_commit(), "host": socket.gethostname(),
+            "cpu": cpu_model(), "python": platform.python_version(),
+            "solver_versions": json.dumps(package_versions(), sort_keys=True)}
+
+
+def package_versions() -> dict[str, str | None]:
+    """The installed version of each package of :data:`VERSIONED` (None: not installed)."""
+    versions: dict[str, str | None] = {}
     for pkg in VERSIONED:
         try:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             versions[pkg] = None
-    return {"package_version": __version__, "git_commit": git_commit(), "host": socket.gethostname(),
-            "cpu": cpu_model(), "python": platform.python_version(),
-            "solver_versions": json.dumps(versions, sort_keys=True)}
+    return versions
 
 
 def git_commit() -> str | None:
