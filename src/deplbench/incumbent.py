@@ -36,15 +36,16 @@ _LISTENERS: list[Callable[[Offer], None]] = []
 def is_interrupt(exc: BaseException) -> bool:
     """``exc`` is a stop by Ctrl-C (or SIGTERM, which the commands turn into one).
 
-    A ``KeyboardInterrupt``, or the ``SystemError`` CPython raises in its place when the interrupt
-    is raised while a compiled (numba) call builds its result: the call then "returned a result
-    with an exception set", and the ``KeyboardInterrupt`` is that error's cause (or its context),
-    possibly through further such errors, one per compiled call it passed through.
+    A ``KeyboardInterrupt``, or an error CPython raises in its place: the ``SystemError`` of a
+    compiled (numba) call that "returned a result with an exception set" while the interrupt was
+    raised as it built its result, or the ``ImportError`` ("initialization failed") of a native
+    module whose initialisation the interrupt cut short. The ``KeyboardInterrupt`` is then that
+    error's cause (or its context), possibly through further such errors, one per level.
     """
     for _ in range(8):  # a compiled call inside another one chains one SystemError per level
         if isinstance(exc, KeyboardInterrupt):
             return True
-        if not isinstance(exc, SystemError):
+        if not isinstance(exc, (SystemError, ImportError)):
             return False
         exc = exc.__cause__ or exc.__context__
     return False

@@ -21,6 +21,7 @@ import sys
 
 from deplbench.cli.args import Parser, parse_sets  # noqa: F401 - parse_sets: the CLI's --set parser
 from deplbench.errors import InputError
+from deplbench.incumbent import is_interrupt
 
 #: the command modules, in the order of ``deplbench --help``
 COMMANDS: tuple[str, ...] = (
@@ -89,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("deplbench: interrupted", file=sys.stderr)
         return 130
+    except (SystemError, ImportError) as exc:  # an interrupt that landed in a compiled call or an import
+        if not is_interrupt(exc):
+            raise
+        print("deplbench: interrupted", file=sys.stderr)
+        return 130
 
 
 def console_main() -> None:
@@ -98,10 +104,14 @@ def console_main() -> None:
     lands while the interpreter shuts down (a second Ctrl-C just after a stop, say) would raise
     ``KeyboardInterrupt`` inside the interpreter's exit handlers and print their traceback. So
     SIGINT and SIGTERM then end the process at once, with the command's status (or 128 plus
-    the signal's number when it was 0), after flushing stdout and stderr.
+    the signal's number when it was 0), after flushing stdout and stderr. After an interrupt the
+    process skips the interpreter's shutdown altogether: a native module whose import the
+    interrupt cut short can crash it ("Fatal Python error" while finalizing).
     """
     _sane_streams()
     code = main()
+    if code == 130:
+        _flush_and_exit(code)
     _end_at_once_on_signals(code)
     sys.exit(code)
 
@@ -134,14 +144,18 @@ def _sane_streams() -> None:
                 pass
 
 
+def _flush_and_exit(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or file: nothing left to save
+            pass
+    os._exit(code)
+
+
 def _end_at_once_on_signals(code: int) -> None:
     def handler(signum, frame):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):  # a closed pipe or file: nothing left to save
-                pass
-        os._exit(code or 128 + signum)
+        _flush_and_exit(code or 128 + signum)
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, handler)
