@@ -329,6 +329,19 @@ params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
     assert len(df) == 4 and set(df["instance"]) == set(easy)
     report = (out / "report" / "report.md").read_text()
     assert "Tier easy: 2 instances" in report and "Shifted geo. mean time (s)" in report
+    # the library's instance pages with every method's results of that folder (a copy: the fixture is shared)
+    copy = tmp_path / "lib"
+    shutil.copytree(lib.root, copy, ignore=shutil.ignore_patterns("site"))
+    assert main(["library", "site", "--library", str(copy), "--results", str(out)]) == 0
+    for rec in lib.manifest["instances"]:
+        page = (copy / "site" / "instances" / f"{rec['name']}.html").read_text()
+        if rec["name"] in easy:
+            runs = page[page.index("Results of the methods"):]
+            assert "id='runs'" in runs or 'id="runs"' in runs
+            assert "milp-highs-direct" in runs and "mps" in runs and "No results" not in runs
+        else:
+            assert "No results" in page
+    assert main(["library", "site", "--library", str(copy), "--results", str(tmp_path / "nothing")]) == 2
 
 
 @pytest.mark.slow
