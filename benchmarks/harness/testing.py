@@ -168,13 +168,13 @@ def solve_spawn(instance, *, seconds, time_limit, seed, threads) -> SolveResult:
     return _ok(instance)
 
 
-_HOG_SRC = "import numpy as np, time; b = np.ones(int({mb} * 2**20 / 8)); time.sleep(60)"
+_HOG_SRC = "import numpy as np, time; b = np.ones(int({mb} * 2**20 / 8)); time.sleep({hold})"
 
 
-@register_solver("harness-hog-child", kind="heuristic", defaults={"mb": 200.0, "children": 2},
-                 description="grandchild processes allocate memory")
-def solve_hog_child(instance, *, mb, children, time_limit, seed, threads) -> SolveResult:
-    kids = [subprocess.Popen([sys.executable, "-c", _HOG_SRC.format(mb=mb)]) for _ in range(children)]
+@register_solver("harness-hog-child", kind="heuristic", defaults={"mb": 200.0, "children": 2, "hold": 60.0},
+                 description="grandchild processes allocate memory and hold it for `hold` seconds")
+def solve_hog_child(instance, *, mb, children, hold, time_limit, seed, threads) -> SolveResult:
+    kids = [subprocess.Popen([sys.executable, "-c", _HOG_SRC.format(mb=mb, hold=hold)]) for _ in range(children)]
     if any(k.wait() for k in kids):
         raise RuntimeError("a grandchild failed")
     return _ok(instance)

@@ -81,7 +81,7 @@ def test_a_grid_stores_the_tree_peak_under_a_memory_limit(tmp_path):
     from deplbench.benchmarks.harness.store import Store
 
     cfg = config(tmp_path, [solver("harness-reserve", mb=3000.0, touch=200.0), solver("harness-hog-child", mb=150.0,
-                                                                                         children=2)],
+                                                                                         children=2, hold=5.0)],
                  seeds=(0,), harness="grace = 5.0\nmemory_limit_mb = 1000\neval_samples = 100")
     run_config(cfg, tmp_path / "out", workers=1, progress=False, report=False)
     with Store(tmp_path / "out", read_only=True) as st:
