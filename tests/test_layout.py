@@ -82,3 +82,12 @@ def test_a_drifted_file_is_named():
 def test_the_readme_names_every_cross_cutting_folder():
     readme = (TESTS / "README.md").read_text()
     assert all(f"tests/{c}/" in readme for c in CROSS)
+
+
+def test_every_serial_entry_names_test_files_that_exist():
+    """A renamed file must not leave the ``serial`` lane silently (CI would run it beside another test)."""
+    from conftest import SERIAL
+
+    files = [p.relative_to(TESTS).as_posix() for p in TESTS.rglob("test_*.py")]
+    for entry in SERIAL:
+        assert any(f.startswith(entry) for f in files), entry
