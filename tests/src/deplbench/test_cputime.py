@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import subprocess
 import sys
 import time
@@ -35,8 +36,9 @@ def _burn_and_log(path: str) -> None:
     while True:
         sum(i * i for i in range(10_000))
         now = time.process_time()
-        if now - last > 0.02:
-            Path(path).write_text(f"{now}")
+        if now - last > 0.02:  # written whole, then renamed: the kill may land in the middle of a write
+            Path(path + ".tmp").write_text(f"{now}")
+            os.replace(path + ".tmp", path)
             last = now
 
 
