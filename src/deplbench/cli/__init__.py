@@ -87,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"deplbench: error: {InputError(exc.strerror or type(exc).__name__, str(exc.filename)).one_line()}",
               file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("deplbench: interrupted", file=sys.stderr)
-        return 130
-    except (SystemError, ImportError) as exc:  # an interrupt that landed in a compiled call or an import
+    except (KeyboardInterrupt, SystemError, ImportError) as exc:  # also one that landed in a compiled call or an import
         if not is_interrupt(exc):
             raise
         print("deplbench: interrupted", file=sys.stderr)
