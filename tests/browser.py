@@ -45,11 +45,21 @@ def start():
     opts.binary_location = found[0]
     for flag in FLAGS:
         opts.add_argument(flag)
-    opts.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="deplbench-chromium-"))
+    profile = tempfile.mkdtemp(prefix="deplbench-chromium-")
+    opts.add_argument("--user-data-dir=" + profile)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     drv = webdriver.Chrome(service=Service(found[1]), options=opts)
     drv.set_window_size(WIDTH, 900)
+    drv.profile_dir = profile  # removed by stop()
     return drv
+
+
+def stop(drv) -> None:
+    """Quit the browser and remove its profile folder (the tests leave nothing in TMPDIR)."""
+    try:
+        drv.quit()
+    finally:
+        shutil.rmtree(drv.profile_dir, ignore_errors=True)
 
 
 def visit(drv, path: Path) -> dict:

@@ -31,6 +31,7 @@ from deplbench.benchmarks.harness.rows import (
     result_columns,
     spec_columns,
 )
+from deplbench.leftovers import own_multiprocessing_tempdir
 from deplbench.results import Outcome, Status
 
 #: Imported once by the fork server, so every run starts with them loaded.
@@ -99,6 +100,7 @@ def _context(preload: Iterable[str] = ()) -> mp.context.BaseContext:
         from multiprocessing import forkserver
 
         if forkserver._forkserver._forkserver_pid is None:
+            own_multiprocessing_tempdir()  # the server's socket folder: removed even after a SIGKILL
             for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
                 os.environ.setdefault(var, "1")  # runs are parallel processes: no BLAS oversubscription
             ctx.set_forkserver_preload(list(dict.fromkeys([*PRELOAD, *preload])))

@@ -9,22 +9,23 @@ are decided by deterministic limits), so a Dask build is identical to a local on
 dies mid-task sent nothing: Dask runs the task again on another worker (up to
 ``distributed.scheduler.allowed-failures`` times), so nothing is lost or written twice.
 
-May import: ``benchmarks.library.build``. Imported by: ``benchmarks.library.catalog``.
+May import: ``benchmarks.library.build``, ``deplbench.leftovers``. Imported by: ``benchmarks.library.catalog``.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from deplbench.benchmarks.library.build import build_one
+from deplbench.leftovers import owned_tempdir
 
 
 def build_one_files(*job) -> dict:
     """``build_one(*job)`` into a temporary folder: ``{"result": ..., "files": {relative path: bytes}}``."""
     entry, _out, *rest = job
-    with tempfile.TemporaryDirectory(prefix="deplbench-library-") as tmp:
+    # named after the worker's process: a killed worker's folder is removed by the next task on that machine
+    with owned_tempdir("deplbench-library-") as tmp:
         result = build_one(entry, tmp, *rest)
         root = Path(tmp)
         files = {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}

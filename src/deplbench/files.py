@@ -2,7 +2,9 @@
 
 Every problem is one :class:`~deplbench.errors.InputError` naming the path (exit status 2),
 raised before any work where possible; every output is written to a temporary file beside its
-target and renamed, so nothing is ever half-written (docs/reliability.md).
+target and renamed, so nothing is ever half-written (docs/reliability.md). The temporary file is
+named after the process (``.NAME.<pid>...``): one that a SIGKILL left is removed by the next write
+of the same file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from deplbench.errors import InputError
+from deplbench.leftovers import remove_stale_files
 
 #: Largest input file read (bytes): an instance of the largest family is far smaller.
 MAX_INPUT_BYTES = 64 * 2**20
@@ -80,7 +83,8 @@ def atomic_output(path: str | os.PathLike, mode: str = "w"):
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        remove_stale_files(path.parent, f".{path.name}.")  # what a SIGKILLed write of this file left
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent)
         os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; keep the mode a plain open() would give
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
             yield fh
@@ -106,6 +110,7 @@ def atomic_path(path: str | os.PathLike):
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{path.suffix}")  # the suffix picks the format
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_files(path.parent, f".{path.name}.")  # what a SIGKILLed write of this file left
         yield tmp
         os.replace(tmp, path)
     except OSError as exc:

@@ -176,9 +176,10 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup
         if setup is not None:  # before the address-space cap: see :func:`call`
             setup(*args)
     except KeyboardInterrupt:  # a stop before the run began: nothing to keep
-        conn.send(("interrupted", None, "interrupted before the run started",
-                   resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, cputime.own_and_reaped()))
-        conn.close()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the watcher may be gone already
+            conn.send(("interrupted", None, "interrupted before the run started",
+                       resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, cputime.own_and_reaped()))
+            conn.close()
         return
     try:
         if memory_limit_mb:
@@ -191,10 +192,13 @@ def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup
         msg = ("error", None, f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=6)[-3000:])
     peak = own_peak_mb()
     try:
-        conn.send((*msg, peak, cputime.own_and_reaped()))
-    except MemoryError:  # the value itself did not fit: still report the outcome
-        conn.send(("memory", None, "MemoryError while sending the result", peak, cputime.own_and_reaped()))
-    conn.close()
+        try:
+            conn.send((*msg, peak, cputime.own_and_reaped()))
+        except MemoryError:  # the value itself did not fit: still report the outcome
+            conn.send(("memory", None, "MemoryError while sending the result", peak, cputime.own_and_reaped()))
+        conn.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the watcher is gone (its command was stopped): no one to tell, and no traceback on its stderr
 
 
 # ---- in the watcher ----------------------------------------------------------------------------

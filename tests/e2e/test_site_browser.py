@@ -25,7 +25,7 @@ LIB_KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 
 def drv():
     d = browser.start()
     yield d
-    d.quit()
+    browser.stop(d)
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +119,123 @@ def test_a_stopped_report_leaves_no_half_written_folder(store_dir, tmp_path, sig
     assert (rep / "report.md").exists() and (rep / "index.html").exists()
     assert (rep / "report.md").read_text() != "old report\n"
     assert not list(root.glob(".report.partial-*"))  # the next report removed what the stop left
+
+
+def test_a_killed_atomic_write_is_removed_by_the_next_write_of_that_file(tmp_path):
+    from deplbench.files import atomic_output, atomic_path
+
+    dead, live = _dead_pid(), os.getppid()
+    target = tmp_path / "plan.json"
+    (tmp_path / f".plan.json.{dead}-abcd.tmp").write_text("half")  # atomic_output's
+    (tmp_path / f".plan.json.{dead}.tmp.json").write_text("half")  # atomic_path's
+    (tmp_path / f".plan.json.{live}-efgh.tmp").write_text("busy")  # a live writer's: kept
+    (tmp_path / f".other.json.{dead}-x.tmp").write_text("x")  # another file's: left to its own next write
+    with atomic_output(target) as fh:
+        fh.write("{}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".other.json.{dead}-x.tmp", f".plan.json.{live}-efgh.tmp",
+                                                         "plan.json"]
+    (tmp_path / f".plan.json.{dead}.tmp.json").write_text("half")
+    with atomic_path(target) as tmp:
+        tmp.write_text("{}")
+    assert not (tmp_path / f".plan.json.{dead}.tmp.json").exists()
+
+
+def _isolated_tmp(tmp_path, monkeypatch):
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    return d
+
+
+def test_compare_of_archives_leaves_no_unpacked_copy(store_dir, tmp_path, monkeypatch):
+    from deplbench.cli import main
+
+    tmp = _isolated_tmp(tmp_path, monkeypatch)
+    stale = tmp / f"deplbench-bundle-{_dead_pid()}-abcd"  # a SIGKILLed compare's copy
+    stale.mkdir()
+    root = tmp_path / "r"
+    shutil.copytree(store_dir, root)
+    assert main(["export-results", str(root), "--format", "csv", "--bundle", "--out", str(tmp_path / "e")]) == 0
+    bundle = next((tmp_path / "e").glob("*.tar.gz"))
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(b"not gzip")
+    assert main(["compare", str(bundle), str(bad), "--out", str(tmp_path / "c0")]) == 2  # refused: nothing kept
+    assert main(["compare", str(bundle), str(bundle), "--out", str(tmp_path / "c")]) == 0
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_library_task_on_a_worker_leaves_no_folder(tmp_path, monkeypatch):
+    from deplbench.benchmarks.library import remote
+
+    tmp = _isolated_tmp(tmp_path, monkeypatch)
+    stale = tmp / f"deplbench-library-{_dead_pid()}-abcd"  # a killed worker's
+    stale.mkdir()
+    seen = []
+
+    def fake_build_one(entry, out, *rest):
+        (out / "x.json").write_text("{}")
+        seen.append(sorted(p.name for p in tmp.iterdir()))
+        return {"entry": entry}
+
+    monkeypatch.setattr(remote, "build_one", fake_build_one)
+    got = remote.build_one_files("e", "ignored")
+    assert got == {"result": {"entry": "e"}, "files": {"x.json": b"{}"}}
+    assert len(seen[0]) == 1 and seen[0][0].startswith(f"deplbench-library-{os.getpid()}-")  # the stale one gone
+    assert list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_run_leaves_no_multiprocessing_folder(tmp_path, sig, request):
+    """The fork server's socket folder: removed by the run itself, or (SIGKILL) by the next run."""
+    import tempfile
+
+    from harness_configs import config, solver
+
+    tmp = Path(tempfile.mkdtemp(prefix="dl-", dir="/tmp"))  # short: pytest's tmp_path is too long for a socket
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    long = config(tmp_path, [solver("harness-sleep", seconds=[60.0], time_limit=120)], seeds=(0,), name="long")
+    short = config(tmp_path, [solver("harness-sleep", seconds=[0.1], time_limit=5)], seeds=(0,), name="short")
+
+    def cmd(path, out):
+        return [sys.executable, "-m", "deplbench.cli", "run", str(path), "--out", str(out), "--workers", "1",
+                "--no-report"]
+
+    p = subprocess.Popen(cmd(long, tmp_path / "a"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        started = _wait_for(lambda: any(tmp.glob("deplbench-mp-*/*")) or p.poll() is not None, 120)
+        assert started and p.poll() is None, f"the fork server did not start: {p.poll()} {p.stderr.read()}"
+        time.sleep(1.0)  # the run has started
+    finally:
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert not list(tmp.glob("pymp-*"))
+    if sig != signal.SIGKILL:
+        assert _wait_for(lambda: not list(tmp.iterdir()), 10), list(tmp.iterdir())
+    else:
+        assert list(tmp.glob("deplbench-mp-*"))  # what the kill left
+    done = subprocess.run(cmd(short, tmp_path / "b"), env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_run_under_a_long_tmpdir_starts_its_fork_server(tmp_path):
+    """A socket under a ``TMPDIR`` too deep for ``AF_UNIX`` (108 bytes) goes to ``/tmp`` instead."""
+    from harness_configs import config, solver
+
+    deep = tmp_path / ("d" * 60) / ("e" * 40)
+    deep.mkdir(parents=True)
+    short = config(tmp_path, [solver("harness-sleep", seconds=[0.1], time_limit=5)], seeds=(0,), name="short")
+    before = {p.name for p in Path("/tmp").glob("deplbench-mp-*")}
+    done = subprocess.run([sys.executable, "-m", "deplbench.cli", "run", str(short), "--out", str(tmp_path / "o"),
+                           "--workers", "1", "--no-report"], env={**os.environ, "TMPDIR": str(deep)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ok 1" in done.stderr + done.stdout
+    assert {p.name for p in Path("/tmp").glob("deplbench-mp-*")} <= before  # removed at the exit

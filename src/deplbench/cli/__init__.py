@@ -147,6 +147,9 @@ def _flush_and_exit(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or file: nothing left to save
             pass
+    from deplbench.leftovers import remove_multiprocessing_tempdir
+
+    remove_multiprocessing_tempdir()  # os._exit skips the exit handler that would remove it
     os._exit(code)
 
 

@@ -9,9 +9,7 @@ and prints a Table-I-like summary with naive and bootstrap p-values.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -109,18 +107,10 @@ def cmd_train_curves(args) -> int:
     if not args.quiet:
         print(file=sys.stderr)
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    try:
+    from deplbench.files import atomic_path
+
+    with atomic_path(out) as tmp:  # renamed when whole; a SIGKILLed write's file goes with the next one
         df.to_csv(tmp, index=False, float_format="%.8g")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     print(f"wrote {out} ({df['run'].nunique()} runs, {len(df)} rows, {time.perf_counter() - t0:.1f} s)")
     return 0
 
