@@ -8,6 +8,9 @@ solve returns ``kError`` with the model status ``kNotset``. Every HiGHS object t
 comes from :func:`new_highs` (or goes through :func:`match_scheduler` before it solves), which
 resets the calling thread's scheduler whenever the count it was set up with differs.
 
+Every MIP solve also gets :func:`workaround_options` (:func:`apply_workarounds`): options that keep
+an upstream HiGHS bug of the versions the suite allows off the solve path (see there).
+
 May import only highspy and the standard library (``formulations`` is imported by every solver).
 """
 
@@ -37,12 +40,55 @@ def match_scheduler(threads: int) -> None:
         _STATE.threads = threads
 
 
+#: ``presolve_rule_off`` bit of HiGHS' "Enumeration" presolve rule (``kPresolveRuleEnumeration`` = 16 in
+#: highs/lp_data/HConst.h of 1.14 and 1.16 alike; HiGHS logs "Rule 16 (set bit 16 = 65536): Enumeration")
+PRESOLVE_RULE_ENUMERATION = 1 << 16
+
+
+def highs_version(h: highspy.Highs | None = None) -> tuple[int, int]:
+    """(major, minor) of HiGHS: asked of ``h`` (the loaded library), else highspy's installed version.
+
+    No throwaway :class:`highspy.Highs` is made for it (an object destroyed can touch the scheduler).
+    """
+    if h is not None:
+        return int(h.versionMajor()), int(h.versionMinor())
+    from importlib.metadata import version
+
+    major, minor = version("highspy").split(".")[:2]
+    return int(major), int(minor)
+
+
+def workaround_options(h: highspy.Highs | None = None) -> dict[str, int]:
+    """HiGHS options that keep a known upstream bug off the solve path, for the loaded version.
+
+    Upstream bug (HiGHS 1.14 and 1.16, not yet reported upstream; docs/history/highspy-1.16.md): in
+    the presolve of the RENS sub-MIP at the root, ``HPresolve::enumerateSolutions`` ->
+    ``prepareProbing`` -> ``HighsMipSolverData::setupDomainPropagation`` -> ``highsSparseTranspose``
+    reads and writes out of bounds (valgrind); highspy 1.16 dies with SIGSEGV in ``Highs.run`` on an SAA
+    model of the tests with its MIP start (tests/formulations/saa/test_strength.py,
+    ``bigm="worst", cuts="mixing"``). Switching the "Enumeration" presolve rule off
+    (``presolve_rule_off``, inherited by the sub-MIPs) avoids it. Applied from 1.15 on only, so that
+    every result under 1.14 stays what it was (1.14 takes that path on the same model only without
+    the start: one SIGSEGV in 51 runs).
+    """
+    if highs_version(h) >= (1, 15):
+        return {"presolve_rule_off": PRESOLVE_RULE_ENUMERATION}
+    return {}
+
+
+def apply_workarounds(h: highspy.Highs) -> None:
+    """Set :func:`workaround_options` on ``h`` (before its ``run``)."""
+    for name, value in workaround_options(h).items():
+        h.setOptionValue(name, value)
+
+
 def new_highs(threads: int = 1) -> highspy.Highs:
-    """A quiet :class:`highspy.Highs` set to ``threads`` threads, its scheduler matched."""
+    """A quiet :class:`highspy.Highs` set to ``threads`` threads, its scheduler matched, the workarounds set."""
     import highspy
 
     match_scheduler(threads)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))
+    apply_workarounds(h)
     return h
