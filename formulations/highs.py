@@ -40,11 +40,6 @@ def match_scheduler(threads: int) -> None:
         _STATE.threads = threads
 
 
-#: ``presolve_rule_off`` bit of HiGHS' "Enumeration" presolve rule (``kPresolveRuleEnumeration`` = 16 in
-#: highs/lp_data/HConst.h of 1.14 and 1.16 alike; HiGHS logs "Rule 16 (set bit 16 = 65536): Enumeration")
-PRESOLVE_RULE_ENUMERATION = 1 << 16
-
-
 def highs_version(h: highspy.Highs | None = None) -> tuple[int, int]:
     """(major, minor) of HiGHS: asked of ``h`` (the loaded library), else highspy's installed version.
 
@@ -58,21 +53,22 @@ def highs_version(h: highspy.Highs | None = None) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def workaround_options(h: highspy.Highs | None = None) -> dict[str, int]:
+def workaround_options(h: highspy.Highs | None = None) -> dict[str, bool]:
     """HiGHS options that keep a known upstream bug off the solve path, for the loaded version.
 
-    Upstream bug (HiGHS 1.14 and 1.16, not yet reported upstream; docs/history/highspy-1.16.md): in
-    the presolve of the RENS sub-MIP at the root, ``HPresolve::enumerateSolutions`` ->
-    ``prepareProbing`` -> ``HighsMipSolverData::setupDomainPropagation`` -> ``highsSparseTranspose``
-    reads and writes out of bounds (valgrind); highspy 1.16 dies with SIGSEGV in ``Highs.run`` on an SAA
-    model of the tests with its MIP start (tests/formulations/saa/test_strength.py,
-    ``bigm="worst", cuts="mixing"``). Switching the "Enumeration" presolve rule off
-    (``presolve_rule_off``, inherited by the sub-MIPs) avoids it. Applied from 1.15 on only, so that
-    every result under 1.14 stays what it was (1.14 takes that path on the same model only without
-    the start: one SIGSEGV in 51 runs).
+    Upstream bug (HiGHS 1.14 and 1.16; docs/history/highspy-1.16.md, reproducer in
+    docs/history/highspy-1.16/): the presolve of the RENS sub-MIP at the root leaves its matrix
+    inconsistent (an assertion-enabled 1.14 build fails ``get_key(linknode) > get_key(root)`` in
+    ``HPresolve::okFromCSC``), so ``prepareProbing`` -> ``setupDomainPropagation`` ->
+    ``highsSparseTranspose`` reads and writes out of bounds. highspy 1.16 dies with SIGSEGV in
+    ``Highs.run`` on an SAA model of the tests with its MIP start (test_strength.py, ``bigm="worst",
+    cuts="mixing"``, per_run acyclic). Turning RENS off (``mip_heuristic_run_rens``) keeps that
+    sub-MIP from being made; switching the "Enumeration" presolve rule off only moves the fault to
+    ``runProbing``. Applied from 1.15 on only, so that every result under 1.14 stays what it was
+    (1.14 reaches the fault on that model only without a start: one SIGSEGV in 51 runs).
     """
     if highs_version(h) >= (1, 15):
-        return {"presolve_rule_off": PRESOLVE_RULE_ENUMERATION}
+        return {"mip_heuristic_run_rens": False}
     return {}
 
 

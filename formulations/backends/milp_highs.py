@@ -73,7 +73,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                     load_solutions=False, raise_exception_on_nonoptimal_result=False,
                     solver_options={"random_seed": int(seed), "primal_feasibility_tolerance": FEAS_TOL,
                                     "mip_feasibility_tolerance": FEAS_TOL,
-                                    # highspy 1.16's SIGSEGV in the RENS sub-MIP's presolve: none under 1.14
+                                    # highspy 1.16 SIGSEGV in the RENS sub-MIP presolve: RENS off from 1.15 on (none under 1.14)
                                     **workaround_options()})
     t2 = time.perf_counter()
     highs_s = float(getattr(res.timing_info, "highs_time", t2 - t1))

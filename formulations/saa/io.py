@@ -58,7 +58,7 @@ def configure(h, *, time_limit: float, mip_gap: float, threads: int, seed: int) 
     from deplbench.formulations.highs import apply_workarounds, match_scheduler
 
     match_scheduler(threads)
-    apply_workarounds(h)  # highspy 1.16's SIGSEGV in the RENS sub-MIP's presolve (deplbench.formulations.highs)
+    apply_workarounds(h)  # highspy 1.16's SIGSEGV in the RENS sub-MIP's presolve: RENS off (deplbench.formulations.highs)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     h.setOptionValue("mip_rel_gap", float(mip_gap))
