@@ -8,6 +8,9 @@ solve returns ``kError`` with the model status ``kNotset``. Every HiGHS object t
 comes from :func:`new_highs` (or goes through :func:`match_scheduler` before it solves), which
 resets the calling thread's scheduler whenever the count it was set up with differs.
 
+Every MIP solve also gets :func:`workaround_options` (:func:`apply_workarounds`): options that keep
+an upstream HiGHS bug of the versions the suite allows off the solve path (see there).
+
 May import only highspy and the standard library (``formulations`` is imported by every solver).
 """
 
@@ -37,12 +40,51 @@ def match_scheduler(threads: int) -> None:
         _STATE.threads = threads
 
 
+def highs_version(h: highspy.Highs | None = None) -> tuple[int, int]:
+    """(major, minor) of HiGHS: asked of ``h`` (the loaded library), else highspy's installed version.
+
+    No throwaway :class:`highspy.Highs` is made for it (an object destroyed can touch the scheduler).
+    """
+    if h is not None:
+        return int(h.versionMajor()), int(h.versionMinor())
+    from importlib.metadata import version
+
+    major, minor = version("highspy").split(".")[:2]
+    return int(major), int(minor)
+
+
+def workaround_options(h: highspy.Highs | None = None) -> dict[str, bool]:
+    """HiGHS options that keep a known upstream bug off the solve path, for the loaded version.
+
+    Upstream bug (HiGHS 1.14 and 1.16; docs/history/highspy-1.16.md, reproducer in
+    docs/history/highspy-1.16/): the presolve of the RENS sub-MIP at the root leaves its matrix
+    inconsistent (an assertion-enabled 1.14 build fails ``get_key(linknode) > get_key(root)`` in
+    ``HPresolve::okFromCSC``), so ``prepareProbing`` -> ``setupDomainPropagation`` ->
+    ``highsSparseTranspose`` reads and writes out of bounds. highspy 1.16 dies with SIGSEGV in
+    ``Highs.run`` on an SAA model of the tests with its MIP start (test_strength.py, ``bigm="worst",
+    cuts="mixing"``, per_run acyclic). Turning RENS off (``mip_heuristic_run_rens``) keeps that
+    sub-MIP from being made; switching the "Enumeration" presolve rule off only moves the fault to
+    ``runProbing``. Applied from 1.15 on only, so that every result under 1.14 stays what it was
+    (1.14 reaches the fault on that model only without a start: one SIGSEGV in 51 runs).
+    """
+    if highs_version(h) >= (1, 15):
+        return {"mip_heuristic_run_rens": False}
+    return {}
+
+
+def apply_workarounds(h: highspy.Highs) -> None:
+    """Set :func:`workaround_options` on ``h`` (before its ``run``)."""
+    for name, value in workaround_options(h).items():
+        h.setOptionValue(name, value)
+
+
 def new_highs(threads: int = 1) -> highspy.Highs:
-    """A quiet :class:`highspy.Highs` set to ``threads`` threads, its scheduler matched."""
+    """A quiet :class:`highspy.Highs` set to ``threads`` threads, its scheduler matched, the workarounds set."""
     import highspy
 
     match_scheduler(threads)
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))
+    apply_workarounds(h)
     return h

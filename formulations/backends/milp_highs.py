@@ -51,7 +51,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     from pyomo.contrib.solver.solvers.highs import Highs
 
     from deplbench.formulations.backends.pyomo_model import build_pyomo, decode_pyomo
-    from deplbench.formulations.highs import match_scheduler
+    from deplbench.formulations.highs import match_scheduler, workaround_options
     from deplbench.formulations.saa.common import SubResult
     from deplbench.formulations.saa.data import PastDeadline
     from deplbench.formulations.saa.model import FEAS_TOL
@@ -72,7 +72,9 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
                     abs_gap=0.0 if mip_gap == 0 else 1e-6, threads=threads,
                     load_solutions=False, raise_exception_on_nonoptimal_result=False,
                     solver_options={"random_seed": int(seed), "primal_feasibility_tolerance": FEAS_TOL,
-                                    "mip_feasibility_tolerance": FEAS_TOL})
+                                    "mip_feasibility_tolerance": FEAS_TOL,
+                                    # highspy 1.16 SIGSEGV in the RENS sub-MIP presolve: RENS off from 1.15 on (none under 1.14)
+                                    **workaround_options()})
     t2 = time.perf_counter()
     highs_s = float(getattr(res.timing_info, "highs_time", t2 - t1))
     tc = res.termination_condition

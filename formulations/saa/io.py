@@ -52,11 +52,13 @@ def to_highs_lp(model: SaaModel):
 def configure(h, *, time_limit: float, mip_gap: float, threads: int, seed: int) -> None:
     """Quiet output, limits and tight tolerances on a :class:`highspy.Highs` (shared with the library).
 
-    The calling thread's HiGHS scheduler is matched to ``threads`` (:mod:`deplbench.formulations.highs`).
+    The calling thread's HiGHS scheduler is matched to ``threads`` and the options around HiGHS bugs
+    are set (:func:`deplbench.formulations.highs.apply_workarounds`: the SIGSEGV of highspy 1.16).
     """
-    from deplbench.formulations.highs import match_scheduler
+    from deplbench.formulations.highs import apply_workarounds, match_scheduler
 
     match_scheduler(threads)
+    apply_workarounds(h)  # highspy 1.16's SIGSEGV in the RENS sub-MIP's presolve: RENS off (deplbench.formulations.highs)
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     h.setOptionValue("mip_rel_gap", float(mip_gap))
