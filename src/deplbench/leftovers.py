@@ -28,18 +28,22 @@ def alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(parent: Path, prefix: str) -> list[Path]:
-    """Remove the folders ``parent/PREFIX<pid>[-...]`` whose process ``pid`` is gone; the removed ones."""
-    removed: list[Path] = []
+def _stale(parent: Path, prefix: str) -> Iterator[Path]:
+    """The entries ``parent/PREFIX<pid>[-.]...`` (not symlinks) whose process ``pid`` is gone."""
     with contextlib.suppress(OSError):
         for p in Path(parent).iterdir():
             if not p.name.startswith(prefix):
                 continue
-            pid = p.name[len(prefix):].split("-", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)) and p.is_dir() \
-                    and not p.is_symlink():
-                shutil.rmtree(p, ignore_errors=True)
-                removed.append(p)
+            pid = p.name[len(prefix):].replace("-", ".").split(".", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)) and not p.is_symlink():
+                yield p
+
+
+def remove_stale(parent: Path, prefix: str) -> list[Path]:
+    """Remove the folders ``parent/PREFIX<pid>[-...]`` whose process ``pid`` is gone; the removed ones."""
+    removed = [p for p in _stale(parent, prefix) if p.is_dir()]
+    for p in removed:
+        shutil.rmtree(p, ignore_errors=True)
     return removed
 
 
@@ -60,16 +64,11 @@ def remove_stale_files(parent: Path, prefix: str) -> list[Path]:
     short are removed so by the next write of the same file.
     """
     removed: list[Path] = []
-    with contextlib.suppress(OSError):
-        for p in Path(parent).iterdir():
-            if not p.name.startswith(prefix):
-                continue
-            pid = p.name[len(prefix):].replace("-", ".").split(".", 1)[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not alive(int(pid)) and p.is_file() \
-                    and not p.is_symlink():
-                with contextlib.suppress(OSError):
-                    p.unlink()
-                    removed.append(p)
+    for p in _stale(parent, prefix):
+        if p.is_file():
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
     return removed
 
 
