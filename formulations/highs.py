@@ -8,6 +8,12 @@ solve returns ``kError`` with the model status ``kNotset``. Every HiGHS object t
 comes from :func:`new_highs` (or goes through :func:`match_scheduler` before it solves), which
 resets the calling thread's scheduler whenever the count it was set up with differs.
 
+highspy 1.16 prints a two-line banner ("Running HiGHS ...") on standard output when the first
+:class:`highspy.Highs` of a process is made, before any option can be set, so it lands in the middle
+of ``deplbench run``'s progress bar once per run. :func:`silence_banner` makes that first object
+with the process's standard output pointed at ``/dev/null``; :func:`new_highs` and the backends
+that make their own object call it first.
+
 Every MIP solve also gets :func:`workaround_options` (:func:`apply_workarounds`): options that keep
 an upstream HiGHS bug of the versions the suite allows off the solve path (see there).
 
@@ -16,6 +22,8 @@ May import only highspy and the standard library (``formulations`` is imported b
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -23,6 +31,33 @@ if TYPE_CHECKING:
     import highspy
 
 _STATE = threading.local()  # .threads: the count this thread's scheduler was last set up for
+_FIRST: list = []  # the process's first Highs, kept: destroying one can touch the scheduler
+
+
+def silence_banner() -> None:
+    """Make this process's first :class:`highspy.Highs` with file descriptor 1 on ``/dev/null``.
+
+    HiGHS prints its banner from C++ (``printf``), so redirecting Python's ``sys.stdout`` would not
+    catch it; C's buffered output is flushed (``fflush(NULL)``) before the descriptor is restored.
+    Idempotent and cheap after the first call.
+    """
+    if _FIRST:
+        return
+    import ctypes
+
+    import highspy
+
+    sys.stdout.flush()
+    libc = ctypes.CDLL(None)
+    saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        _FIRST.append(highspy.Highs())
+        libc.fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
 
 
 def match_scheduler(threads: int) -> None:
@@ -83,6 +118,7 @@ def new_highs(threads: int = 1) -> highspy.Highs:
     import highspy
 
     match_scheduler(threads)
+    silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))

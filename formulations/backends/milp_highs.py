@@ -51,7 +51,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     from pyomo.contrib.solver.solvers.highs import Highs
 
     from deplbench.formulations.backends.pyomo_model import build_pyomo, decode_pyomo
-    from deplbench.formulations.highs import match_scheduler, workaround_options
+    from deplbench.formulations.highs import match_scheduler, silence_banner, workaround_options
     from deplbench.formulations.saa.common import SubResult
     from deplbench.formulations.saa.data import PastDeadline
     from deplbench.formulations.saa.model import FEAS_TOL
@@ -67,6 +67,7 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
         return SubResult(Status.TIMEOUT, build_s=t1 - t0, n_vars=mdl.nvariables(), n_cons=mdl.nconstraints(),
                          message="time limit: no time left to pass the Pyomo model to HiGHS")
     match_scheduler(threads)  # appsi's HiGHS runs on this thread's scheduler (deplbench.formulations.highs)
+    silence_banner()  # Pyomo's interface makes its highspy.Highs at solve time: the banner is spent first
     opt = Highs()
     res = opt.solve(mdl, time_limit=max(time_limit - (t1 - t0), 1e-3), rel_gap=mip_gap,
                     abs_gap=0.0 if mip_gap == 0 else 1e-6, threads=threads,

@@ -67,12 +67,14 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     """
     import highspy
 
+    from deplbench.formulations.highs import silence_banner
     from deplbench.formulations.saa.common import SubResult, mip_start
     from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
     from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin)
+    silence_banner()
     h = highspy.Highs()
     configure(h, time_limit=time_limit - (time.perf_counter() - t0), mip_gap=mip_gap,
               threads=threads, seed=seed)
