@@ -36,3 +36,18 @@ def alive(procs) -> list:
         except psutil.Error:
             pass
     return out
+
+
+def wait_gone(procs, timeout: float) -> list:
+    """Wait up to ``timeout`` seconds for every process of ``procs`` to end; the ones still running then.
+
+    A test that gives a killed tree a grace to go polls instead of sleeping the whole grace.
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    left = alive(procs)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = alive(left)
+    return left

@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 import psutil
 import pytest
-from harness_configs import alive, config, solver
+from harness_configs import alive, config, solver, wait_gone
 
 
 def _cmd(path, out, *extra: str) -> list[str]:
@@ -127,8 +127,8 @@ def test_signal_to_the_job_keeps_the_incumbents_and_resumes(tmp_path, sig, engin
     for _key, harness, status, objective, feasible, has_plan in rows:
         assert (harness, status) == ("interrupted", "interrupted")
         assert has_plan and feasible and objective > 0  # the incumbent, certified by the evaluator
-    time.sleep(2)
-    assert not alive(tree), [(p.pid, p.name()) for p in alive(tree)]
+    left = wait_gone(tree, 2)
+    assert not left, [(p.pid, p.name()) for p in left]
 
     release.touch()  # the same grid (same run keys), now quick
     res = subprocess.run(_cmd(path, out, *engine), capture_output=True, text=True, timeout=180)
@@ -148,8 +148,8 @@ def test_sigkill_of_the_whole_group_leaves_no_process_and_resumes(tmp_path, star
     tree = tree + psutil.Process(proc.pid).children(recursive=True)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=30)
-    time.sleep(5)
-    assert not alive(tree), [(p.pid, p.name()) for p in alive(tree)]
+    left = wait_gone(tree, 5)
+    assert not left, [(p.pid, p.name()) for p in left]
     assert not alive([p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid])
 
     before = _finished(out)

@@ -11,7 +11,7 @@ import time
 import duckdb
 import psutil
 import pytest
-from harness_configs import MODULE, alive, config, solver
+from harness_configs import MODULE, alive, config, solver, wait_gone
 
 from deplbench.benchmarks.api import run_config
 
@@ -40,8 +40,7 @@ def test_sigkilled_run_leaves_no_process(tmp_path, whom):
     else:
         os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    time.sleep(5)
-    left = alive(tree)
+    left = wait_gone(tree, 5)
     assert not left, [(p.pid, p.name()) for p in left]
     group = [p for p in psutil.process_iter() if _pgid(p.pid) == proc.pid]
     assert not alive(group)
