@@ -133,11 +133,11 @@ def _instance_page(site: Site, root: Path, rec: dict, st: dict, runs: pd.DataFra
             "<th class='txt'>What</th><th class='txt'>File and its SHA-256</th></tr></thead><tbody>"
             f"{file_rows}</tbody></table></div></div>"]
     if len(saa):
-        body += ["<h2>SAA problems (MPS files)</h2>", html_table(saa, "The SAA MILP of the instance on a sample of "
+        body += ["<h2 id='saa-problems'>SAA problems (MPS files)</h2>", html_table(saa, "The SAA MILP of the instance on a sample of "
                                                                    "S scenarios; its own reference", table_id="saa",
                                                                  best=False, wrap=("problem",))]
     mine = runs[runs["instance"] == rec["name"]] if len(runs) else runs
-    body.append("<h2>Results of the methods</h2>")
+    body.append("<h2 id='results'>Results of the methods</h2>")
     if len(mine):
         value = ref.get("value")
         tab = mine.assign(ratio=mine["cost"] / value if value else math.nan)
