@@ -108,7 +108,7 @@ def local_pages(root: Path) -> list[Path]:
 
 def screenshot(drv, page: Path, target: Path, width: int, height: int, anchor: str | None = None) -> Path:
     """A viewport-sized PNG of ``page`` in a ``width`` x ``height`` window, scrolled so that the
-    element ``#anchor`` (if given) is at the top; the window is put back to 1280 x 900.
+    element ``#anchor`` (if given) is at the top, in 128 colours; the window is put back to 1280 x 900.
 
     ``DEPLBENCH_SCREENSHOTS=docs/screenshots`` makes the browser tests write the shots of
     docs/screenshots/ (``test_library_site_with_results_on_a_laptop_and_a_phone``).
@@ -126,4 +126,11 @@ def screenshot(drv, page: Path, target: Path, width: int, height: int, anchor: s
     target.parent.mkdir(parents=True, exist_ok=True)
     drv.save_screenshot(str(target))
     drv.set_window_size(WIDTH, 900)
+    try:  # 128 colours, as the shots of docs/screenshots/ (a third of the size, text as sharp)
+        from PIL import Image
+    except ImportError:
+        return target
+    with Image.open(target) as im:
+        small = im.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(target, optimize=True)
     return target

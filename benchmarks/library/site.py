@@ -80,20 +80,24 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
         _instance_page(site, root, rec, st, runs, timings.get(rec["name"], {}))
     table = pd.DataFrame(rows)
     tiers = table["tier"].value_counts() if len(table) else pd.Series(dtype=int)
+    ran = (f" The results of {runs['method'].nunique()} methods on {runs['instance'].nunique()} "
+           "instances are on the instances' pages." if len(runs) else "")
     body = [cards([(str(len(recs)), "instances"), *[(str(int(tiers.get(t, 0))), f"tier {t}")
                                                     for t in ("easy", "medium", "hard")],
                    (str(sum(1 + len(r["saa"]) for r in recs)), "problems with a reference")]),
-            "<p>Every instance of the library with its reference (the first proof of an exact method, in a fixed "
-            "order, or else a family proof such as the knapsack reduction's), the deterministic work of its least-work proof (which grades the tier) and that proof's "
-            "measured time (reported only); the files, checksums and SAA problems are on each instance's page. "
-            f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
-            f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
-            "Tiers and the rules of grading: <a href='rules.html'>Tiers and rules</a>.</p>",
+            "<p>Every instance with its reference and tier; a click on its name opens its page (files, checksums, "
+            f"SAA problems), <i>JSON</i> downloads it.{html.escape(ran)}</p>",
             html_table(table, "Instances (sizes from the instance files; work in units of about 1 ms of the "
                               "reference machine; time to prove measured by the build)",
                        table_id="instances", best=False,
                        links={"instance": lambda v: pages.get(v), "download": lambda v: rel("index.html", "../" + v)},
-                       texts={"download": lambda v: "JSON"}, wrap=("instance",), filter_box=True)]
+                       texts={"download": lambda v: "JSON"}, wrap=("instance",), filter_box=True),
+            "<p>An instance's reference is the first proof of an exact method, in a fixed order, or else a family "
+            "proof such as the knapsack reduction's; the deterministic work of its least-work proof grades the "
+            "tier, and that proof's measured time is reported only. "
+            f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
+            f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
+            "Tiers and the rules of grading: <a href='rules.html'>Tiers and rules</a>.</p>"]
     index = site.page("index.html", site.title, "".join(body))
     _rules_page(site, man, tiers)
     return index
