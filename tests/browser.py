@@ -104,3 +104,33 @@ def visit(drv, path: Path) -> dict:
 def local_pages(root: Path) -> list[Path]:
     """Every HTML page of a site folder."""
     return sorted(p for p in root.rglob("*.html"))
+
+
+def screenshot(drv, page: Path, target: Path, width: int, height: int, anchor: str | None = None) -> Path:
+    """A viewport-sized PNG of ``page`` in a ``width`` x ``height`` window, scrolled so that the
+    element ``#anchor`` (if given) is at the top, in 128 colours; the window is put back to 1280 x 900.
+
+    ``DEPLBENCH_SCREENSHOTS=docs/screenshots`` makes the browser tests write the shots of
+    docs/screenshots/ (``test_library_site_with_results_on_a_laptop_and_a_phone``).
+    """
+    import time
+
+    drv.set_window_size(width, height)
+    drv.get(page.resolve().as_uri())
+    if anchor:
+        drv.execute_script(  # below the sticky navigation bar (static on a phone)
+            "var el = document.getElementById(arguments[0]), bar = document.querySelector('header.top');"
+            "var over = bar && getComputedStyle(bar).position === 'sticky' ? bar.offsetHeight : 0;"
+            "if (el) { window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - over - 8); }", anchor)
+    time.sleep(0.4)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    drv.save_screenshot(str(target))
+    drv.set_window_size(WIDTH, 900)
+    try:  # 128 colours, as the shots of docs/screenshots/ (a third of the size, text as sharp)
+        from PIL import Image
+    except ImportError:
+        return target
+    with Image.open(target) as im:
+        small = im.convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(target, optimize=True)
+    return target

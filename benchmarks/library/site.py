@@ -21,7 +21,8 @@ from deplbench.errors import InputError
 SITE_DIR = "site"
 REF_WORDS = {"opt": "proven optimum", "best": "best known (not proven)", "inf": "proven infeasible",
              "unkn": "unknown"}
-RESULT_COLUMNS = ("method", "status", "harness_status", "feasible", "cost", "ratio", "q_hi", "runtime_s")
+#: the columns of an instance page's results, the cost and its ratio first (read on a narrow screen)
+RESULT_COLUMNS = ("method", "cost", "ratio", "status", "runtime_s", "feasible", "q_hi", "harness_status")
 
 
 def _stats(root: Path, rec: dict) -> dict:
@@ -71,28 +72,32 @@ def build_library_site(root: str | Path, results: str | Path | None = None) -> P
         st = _stats(root, rec)
         ref = rec["reference"]
         pages[rec["name"]] = f"instances/{rec['name']}.html"
-        rows.append({"instance": rec["name"], "family": rec["family"], "models": st.get("models"),
+        rows.append({"instance": rec["name"], "download": rec["file"], "family": rec["family"], "models": st.get("models"),
                      "clusters": st.get("clusters"), "epochs": st.get("epochs"), "tier": rec["tier"],
                      "ref_kind": REF_WORDS.get(ref["kind"], ref["kind"]), "ref_value": ref.get("value", math.nan),
                      "proving_method": rec.get("method") or "-", "proof_work": rec.get("proof_work"),
-                     "proof_s": (timings.get(rec["name"], {}) or {}).get("proof_s"), "download": rec["file"]})
+                     "proof_s": (timings.get(rec["name"], {}) or {}).get("proof_s")})
         _instance_page(site, root, rec, st, runs, timings.get(rec["name"], {}))
     table = pd.DataFrame(rows)
     tiers = table["tier"].value_counts() if len(table) else pd.Series(dtype=int)
+    ran = (f" The results of {runs['method'].nunique()} methods on {runs['instance'].nunique()} "
+           "instances are on the instances' pages." if len(runs) else "")
     body = [cards([(str(len(recs)), "instances"), *[(str(int(tiers.get(t, 0))), f"tier {t}")
                                                     for t in ("easy", "medium", "hard")],
                    (str(sum(1 + len(r["saa"]) for r in recs)), "problems with a reference")]),
-            "<p>Every instance of the library with its reference (the first proof of an exact method, in a fixed "
-            "order, or else a family proof such as the knapsack reduction's), the deterministic work of its least-work proof (which grades the tier) and that proof's "
-            "measured time (reported only); the files, checksums and SAA problems are on each instance's page. "
-            f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
-            f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
-            "Tiers and the rules of grading: <a href='rules.html'>Tiers and rules</a>.</p>",
+            "<p>Every instance with its reference and tier; a click on its name opens its page (files, checksums, "
+            f"SAA problems), <i>JSON</i> downloads it.{html.escape(ran)}</p>",
             html_table(table, "Instances (sizes from the instance files; work in units of about 1 ms of the "
                               "reference machine; time to prove measured by the build)",
                        table_id="instances", best=False,
                        links={"instance": lambda v: pages.get(v), "download": lambda v: rel("index.html", "../" + v)},
-                       filter_box=True)]
+                       texts={"download": lambda v: "JSON"}, wrap=("instance",), filter_box=True),
+            "<p>An instance's reference is the first proof of an exact method, in a fixed order, or else a family "
+            "proof such as the knapsack reduction's; the deterministic work of its least-work proof grades the "
+            "tier, and that proof's measured time is reported only. "
+            f"Reference lines: <a href='{html.escape(rel('index.html', '../' + man['solu']))}'>library.solu</a>; "
+            f"everything else: <a href='{html.escape(rel('index.html', '../manifest.json'))}'>manifest.json</a>. "
+            "Tiers and the rules of grading: <a href='rules.html'>Tiers and rules</a>.</p>"]
     index = site.page("index.html", site.title, "".join(body))
     _rules_page(site, man, tiers)
     return index
@@ -121,22 +126,22 @@ def _instance_page(site: Site, root: Path, rec: dict, st: dict, runs: pd.DataFra
         if s.get("solution"):
             files.append((f"SAA solution, S={s['scenarios']}, {s['formulation']}", s["solution"], s["solution_sha256"]))
     e = html.escape
-    file_rows = "".join(f"<tr><td class='txt'>{e(k)}</td><td class='txt'><a href='{e(rel(page, '../' + f))}'>"
-                        f"{e(f)}</a></td><td class='txt'><code>{e(h)}</code></td></tr>" for k, f, h in files)
+    file_rows = "".join(f"<tr><td class='what'>{e(k)}</td><td class='file'><a href='{e(rel(page, '../' + f))}'>"
+                        f"{e(f)}</a><br><code class='sha'>{e(h)}</code></td></tr>" for k, f, h in files)
     saa = pd.DataFrame([{"problem": s["name"], "S": s["scenarios"], "seed": s["scenario_seed"],
                          "formulation": s["formulation"], "columns": s.get("columns"), "rows": s.get("rows"),
                          "ref_kind": REF_WORDS.get(s["reference"]["kind"], s["reference"]["kind"]),
                          "ref_value": s["reference"].get("value", math.nan)} for s in rec["saa"]])
     body = ["<h2>Facts</h2>", kv(facts + stats + params),
             "<h2>Files</h2><div class='tablebox'><div class='scroll'><table class='data'><thead><tr>"
-            "<th class='txt'>What</th><th class='txt'>File</th><th class='txt'>SHA-256</th></tr></thead><tbody>"
+            "<th class='txt'>What</th><th class='txt'>File and its SHA-256</th></tr></thead><tbody>"
             f"{file_rows}</tbody></table></div></div>"]
     if len(saa):
-        body += ["<h2>SAA problems (MPS files)</h2>", html_table(saa, "The SAA MILP of the instance on a sample of "
+        body += ["<h2 id='saa-problems'>SAA problems (MPS files)</h2>", html_table(saa, "The SAA MILP of the instance on a sample of "
                                                                    "S scenarios; its own reference", table_id="saa",
-                                                                 best=False)]
+                                                                 best=False, wrap=("problem",))]
     mine = runs[runs["instance"] == rec["name"]] if len(runs) else runs
-    body.append("<h2>Results of the methods</h2>")
+    body.append("<h2 id='results'>Results of the methods</h2>")
     if len(mine):
         value = ref.get("value")
         tab = mine.assign(ratio=mine["cost"] / value if value else math.nan)

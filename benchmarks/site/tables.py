@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -103,7 +103,8 @@ def best_cells(df: pd.DataFrame) -> set[tuple[int, str]]:
 
 def html_table(df: pd.DataFrame, caption: str = "", *, links: Mapping[str, Callable[[object], str | None]] | None = None,
                table_id: str = "t", best: bool = True, filter_box: bool | None = None,
-               headers: Mapping[str, str] | None = None) -> str:
+               headers: Mapping[str, str] | None = None,
+               texts: Mapping[str, Callable[[object], str]] | None = None, wrap: Collection[str] = ()) -> str:
     """One table as HTML (a ``div.tablebox``: caption, filter box, scrolled table).
 
     Parameters
@@ -122,10 +123,22 @@ def html_table(df: pd.DataFrame, caption: str = "", *, links: Mapping[str, Calla
         Show the filter box (default: when the table has more than 5 rows).
     headers
         Raw column name -> header shown, for columns named by data (e.g. methods).
+    texts
+        Column -> function of a cell value returning the text shown (e.g. "JSON" for a link to a
+        file); sorting and filtering use the shown text.
+    wrap
+        Text columns whose cells wrap on a narrow screen only (long names: ``td.nwrap`` in
+        ``static/site.css``).
+
+    Returns
+    -------
+    str
+        The HTML of the table's box.
     """
     e = html.escape
     df = df.reset_index(drop=True)
     links = links or {}
+    texts = texts or {}
     kinds = {c: _column_kind(df[c]) for c in df.columns}
     decs = {c: FIXED_DECIMALS.get(str(c), decimals([float(v) for v in df[c] if not _is_missing(v)]))
             for c in df.columns if kinds[c] == "num"}
@@ -158,8 +171,10 @@ def html_table(df: pd.DataFrame, caption: str = "", *, links: Mapping[str, Calla
                 text = status_word(v)
                 classes.append("txt")
             else:
-                text = str(v)
+                text = texts[c](v) if c in texts else str(v)
                 classes.append("wrap" if str(c) in WRAP_COLUMNS and len(text) > 40 else "txt")
+                if c in wrap:
+                    classes.append("nwrap")
                 if str(c) in SMALL_COLUMNS:
                     classes.append("ev")
             if (i, c) in marks:

@@ -3,7 +3,8 @@ without a console error, loads nothing from the network, has no broken link or i
 horizontal overflow; tables sort (``aria-sort``) and filter; a chart shows its hover text.
 
 Screenshots of the index pages are written to ``$DEPLBENCH_SCREENSHOTS`` (default: the test's
-``tmp_path``). Without Chromium the tests fail with one line saying how to install it.
+``tmp_path``); ``DEPLBENCH_SCREENSHOTS=docs/screenshots`` rewrites the library's shots there
+(``library-index-1280.png`` and ``-390``, ``library-instance-1280.png`` and ``-390``). Without Chromium the tests fail with one line saying how to install it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import browser
 import pytest
@@ -278,3 +280,110 @@ def test_no_page_is_wider_than_a_phone_or_a_laptop(drv, smoke):
                 wide[f"{page.relative_to(smoke)}@{width}"] = w
     drv.set_window_size(browser.WIDTH, 900)
     assert wide == {}
+
+
+# ---- the library's site with every method's results, on a laptop and on a phone -----------------
+
+#: (width, height) of the windows: a laptop and a phone (issue 64)
+SCREENS = ((browser.WIDTH, 900), (390, 844))
+
+
+@pytest.fixture(scope="module")
+def library_with_results(library, tmp_path_factory) -> tuple[Path, Path]:
+    """A copy of the quick library whose pages show the runs of two methods on three of its instances
+    (``deplbench library site --results``); (library folder, results folder)."""
+    import shutil
+
+    from deplbench.benchmarks.api import run_config
+    from deplbench.cli import main
+
+    man = json.loads((library / "manifest.json").read_text())
+    names = [man["benchmark"]["instances"][i] for i in (0, 1, 2)]
+    work = tmp_path_factory.mktemp("libres")
+    cfg = work / "lib.toml"
+    cfg.write_text(f"""
+[[experiments]]
+name = "lib"
+[[experiments.instances]]
+family = "library"
+params = {{ dir = "{library}", name = [{", ".join(f'"{n}"' for n in names)}] }}
+[[experiments.solvers]]
+name = "milp-highs-direct"
+params = {{ scenarios = 20, time_limit = 30 }}
+[[experiments.solvers]]
+name = "mps"
+params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
+""")
+    results = work / "res"
+    run_config(cfg, results, workers=1, progress=False)
+    copy = work / "lib"  # the library fixture's own pages stay without results (other tests read them)
+    shutil.copytree(library, copy, ignore=shutil.ignore_patterns("site"))
+    assert main(["library", "site", "--library", str(copy), "--results", str(results)]) == 0
+    return copy, results
+
+
+def _right_edge(drv, element) -> float:
+    return drv.execute_script("return arguments[0].getBoundingClientRect().right", element)
+
+
+@pytest.mark.slow
+def test_library_site_with_results_on_a_laptop_and_a_phone(drv, library_with_results, tmp_path):
+    """At 1280 and 390 px: no page wider than the window; the index links each instance's JSON file
+    (visible without scrolling sideways); an instance page lists every method of the results store with
+    its certified cost and status, the cost visible without scrolling sideways."""
+    from selenium.webdriver.common.by import By
+
+    from deplbench.benchmarks.api import read_results
+    from deplbench.benchmarks.site.labels import status_word
+
+    lib, results = library_with_results
+    site = lib / "site"
+    man = json.loads((lib / "manifest.json").read_text())
+    files = {r["name"]: (lib / r["file"]).resolve() for r in man["instances"]}
+    df = read_results(results)
+    df["shown"] = df["label"].where(df["label"].notna(), df["solver"])
+    assert df["shown"].nunique() == 2 and df["instance"].nunique() == 3
+    shots = _shots(tmp_path)
+    wide, problems = {}, []
+    for width, height in SCREENS:
+        drv.set_window_size(width, height)
+        inner = drv.execute_script("return window.innerWidth")
+        for page in browser.local_pages(site):
+            drv.get(page.resolve().as_uri())
+            w = drv.execute_script("return document.documentElement.scrollWidth")
+            if w > inner:
+                wide[f"{page.relative_to(site)}@{width}"] = w
+        drv.get((site / "index.html").resolve().as_uri())
+        links = {}
+        for row in drv.find_elements(By.CSS_SELECTOR, "#instances tbody tr"):
+            name = row.find_element(By.TAG_NAME, "td").text
+            a = row.find_element(By.CSS_SELECTOR, "td a[href$='.json']")
+            links[name] = Path(unquote(urlparse(a.get_attribute("href")).path))
+            if _right_edge(drv, a) > inner:
+                problems.append(f"index@{width}: the download link of {name} is off the screen")
+        assert links == files, (width, links)  # one link per instance, to its own (existing) file
+        assert all(p.is_file() for p in links.values())
+        for inst, runs in df.groupby("instance"):
+            drv.get((site / "instances" / f"{inst}.html").resolve().as_uri())
+            table = drv.find_element(By.CSS_SELECTOR, "#runs table.data")
+            heads = [h.get_attribute("title") for h in table.find_elements(By.CSS_SELECTOR, "thead th")]
+            cost, status = heads.index("cost"), heads.index("status")
+            shown = {}
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr"):
+                cells = row.find_elements(By.TAG_NAME, "td")
+                shown[cells[0].text] = (float(cells[cost].get_attribute("data-v") or "nan"), cells[status].text)
+                if _right_edge(drv, cells[cost]) > inner:
+                    problems.append(f"{inst}@{width}: the cost of {cells[0].text} is off the screen")
+            want = {r.shown: (r.cost, status_word(r.status)) for r in runs.itertuples()}
+            assert set(shown) == set(want), (inst, shown)
+            for m, (c, st) in want.items():
+                assert shown[m][0] == pytest.approx(c, rel=1e-9, nan_ok=True) and shown[m][1] == st, (m, shown[m])
+        others = set(files) - set(df["instance"])
+        page = (site / "instances" / f"{sorted(others)[0]}.html").read_text()
+        assert "No results" in page and "id='runs'" not in page
+        first = sorted(df.loc[df["cost"].notna(), "instance"].unique())[0]  # one with certified costs
+        browser.screenshot(drv, site / "index.html", shots / f"library-index-{width}.png", width, height)
+        browser.screenshot(drv, site / "instances" / f"{first}.html", shots / f"library-instance-{width}.png",
+                           width, height, anchor="saa-problems" if width > 640 else "results")
+    drv.set_window_size(browser.WIDTH, 900)
+    assert wide == {} and problems == []
