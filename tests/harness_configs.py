@@ -7,6 +7,26 @@ from pathlib import Path
 MODULE = "deplbench.benchmarks.harness.testing"
 
 
+def library_config(path: Path, library: Path, names) -> Path:
+    """Write at ``path`` a config running ``milp-highs-direct`` and ``mps[preset=cbc]`` (20 scenarios, 30 s)
+    on the instances ``names`` of the library folder ``library``; returns ``path``."""
+    listed = ", ".join(f'"{n}"' for n in names)
+    path.write_text(f"""
+[[experiments]]
+name = "lib"
+[[experiments.instances]]
+family = "library"
+params = {{ dir = "{library}", name = [{listed}] }}
+[[experiments.solvers]]
+name = "milp-highs-direct"
+params = {{ scenarios = 20, time_limit = 30 }}
+[[experiments.solvers]]
+name = "mps"
+params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
+""")
+    return path
+
+
 def solver(name: str, **params) -> str:
     body = ", ".join(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"' for k, v in params.items())
     return (f'[[experiments.solvers]]\nname = "{name}"\nmodule = "{MODULE}"\n'

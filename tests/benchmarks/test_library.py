@@ -11,6 +11,7 @@ from pathlib import Path
 
 import highspy
 import pytest
+from harness_configs import library_config
 
 from deplbench.benchmarks.library.catalog import Library, build
 from deplbench.benchmarks.library.check import check
@@ -308,21 +309,7 @@ def test_run_and_report_on_the_library(lib, tmp_path):
     from deplbench.benchmarks.api import read_results, run_config
 
     easy = [r["name"] for r in lib.manifest["instances"] if r["tier"] == "easy" and r["family"] == "random"][:2]
-    cfg = tmp_path / "lib.toml"
-    names = ", ".join(f'"{n}"' for n in easy)
-    cfg.write_text(f"""
-[[experiments]]
-name = "lib"
-[[experiments.instances]]
-family = "library"
-params = {{ dir = "{lib.root}", name = [{names}] }}
-[[experiments.solvers]]
-name = "milp-highs-direct"
-params = {{ scenarios = 20, time_limit = 30 }}
-[[experiments.solvers]]
-name = "mps"
-params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
-""")
+    cfg = library_config(tmp_path / "lib.toml", lib.root, easy)
     out = tmp_path / "res"
     run_config(cfg, out, workers=1, progress=False)
     df = read_results(out)

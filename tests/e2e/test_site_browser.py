@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 import browser
 import pytest
+from harness_configs import library_config
 
 #: the library's quick subset with small samples (as tests/benchmarks/test_library.py)
 LIB_KW = {"quick": True, "scenarios": (20, 40), "saa_nodes": 200, "time_limit": 300.0, "saa_time_limit": 300.0,
@@ -267,17 +268,24 @@ def test_each_method_has_one_colour_on_every_chart_of_every_page(drv, smoke):
     assert {m: c for m, c in seen.items() if len(c) != 1} == {}
 
 
+def _wider_than_the_window(drv, site: Path, width: int, height: int) -> dict[str, int]:
+    """At a ``width`` x ``height`` window, the pages of ``site`` wider than it: ``{"page@width": scrollWidth}``."""
+    drv.set_window_size(width, height)
+    inner = drv.execute_script("return window.innerWidth")
+    wide = {}
+    for page in browser.local_pages(site):
+        drv.get(page.resolve().as_uri())
+        w = drv.execute_script("return document.documentElement.scrollWidth")
+        if w > inner:
+            wide[f"{page.relative_to(site)}@{width}"] = w
+    return wide
+
+
 @pytest.mark.slow
 def test_no_page_is_wider_than_a_phone_or_a_laptop(drv, smoke):
     wide = {}
     for width, height in ((390, 844), (browser.WIDTH, 900)):
-        drv.set_window_size(width, height)
-        inner = drv.execute_script("return window.innerWidth")
-        for page in browser.local_pages(smoke):
-            drv.get(page.resolve().as_uri())
-            w = drv.execute_script("return document.documentElement.scrollWidth")
-            if w > inner:
-                wide[f"{page.relative_to(smoke)}@{width}"] = w
+        wide |= _wider_than_the_window(drv, smoke, width, height)
     drv.set_window_size(browser.WIDTH, 900)
     assert wide == {}
 
@@ -300,20 +308,7 @@ def library_with_results(library, tmp_path_factory) -> tuple[Path, Path]:
     man = json.loads((library / "manifest.json").read_text())
     names = [man["benchmark"]["instances"][i] for i in (0, 1, 2)]
     work = tmp_path_factory.mktemp("libres")
-    cfg = work / "lib.toml"
-    cfg.write_text(f"""
-[[experiments]]
-name = "lib"
-[[experiments.instances]]
-family = "library"
-params = {{ dir = "{library}", name = [{", ".join(f'"{n}"' for n in names)}] }}
-[[experiments.solvers]]
-name = "milp-highs-direct"
-params = {{ scenarios = 20, time_limit = 30 }}
-[[experiments.solvers]]
-name = "mps"
-params = {{ preset = "cbc", scenarios = 20, time_limit = 30 }}
-""")
+    cfg = library_config(work / "lib.toml", library, names)
     results = work / "res"
     run_config(cfg, results, workers=1, progress=False)
     copy = work / "lib"  # the library fixture's own pages stay without results (other tests read them)
@@ -346,13 +341,8 @@ def test_library_site_with_results_on_a_laptop_and_a_phone(drv, library_with_res
     shots = _shots(tmp_path)
     wide, problems = {}, []
     for width, height in SCREENS:
-        drv.set_window_size(width, height)
+        wide |= _wider_than_the_window(drv, site, width, height)
         inner = drv.execute_script("return window.innerWidth")
-        for page in browser.local_pages(site):
-            drv.get(page.resolve().as_uri())
-            w = drv.execute_script("return document.documentElement.scrollWidth")
-            if w > inner:
-                wide[f"{page.relative_to(site)}@{width}"] = w
         drv.get((site / "index.html").resolve().as_uri())
         links = {}
         for row in drv.find_elements(By.CSS_SELECTOR, "#instances tbody tr"):
