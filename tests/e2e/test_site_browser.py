@@ -268,6 +268,42 @@ def test_each_method_has_one_colour_on_every_chart_of_every_page(drv, smoke):
     assert {m: c for m, c in seen.items() if len(c) != 1} == {}
 
 
+#: per chart, the boxes that overlap the legend's: the x axes' titles and tick labels (getBoundingClientRect)
+_LEGEND_OVERLAPS = """
+const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+const out = [];
+document.querySelectorAll('div.plot.js-plotly-plot').forEach((div, i) => {
+  const legend = div.querySelector('g.legend');
+  if (!legend) return;
+  const box = legend.getBoundingClientRect();
+  div.querySelectorAll('text[class^="xtitle"], text[class^="x"][class$="title"], g.xtick text').forEach(el => {
+    if (el.textContent && hit(box, el.getBoundingClientRect())) out.push(i + ': ' + el.textContent);
+  });
+});
+return out;
+"""
+
+
+@pytest.mark.slow
+def test_a_chart_legend_on_a_phone_covers_no_axis_title_or_tick(drv, smoke):
+    """At 390 px the legend goes to the figure's foot; it must not cover an x axis' title or tick labels
+    (it sat just under the panels, over the axis title, before)."""
+    drv.set_window_size(390, 844)
+    covered, charts = {}, 0
+    try:
+        for page in browser.local_pages(smoke):
+            drv.get(page.resolve().as_uri())
+            time.sleep(0.3)
+            charts += drv.execute_script("return document.querySelectorAll('div.plot.js-plotly-plot g.legend').length")
+            hits = drv.execute_script(_LEGEND_OVERLAPS)
+            if hits:
+                covered[str(page.relative_to(smoke))] = hits
+    finally:
+        drv.set_window_size(browser.WIDTH, 900)
+    assert charts >= 2, charts  # the smoke site has charts with legends to check
+    assert covered == {}
+
+
 def _wider_than_the_window(drv, site: Path, width: int, height: int) -> dict[str, int]:
     """At a ``width`` x ``height`` window, the pages of ``site`` wider than it: ``{"page@width": scrollWidth}``."""
     drv.set_window_size(width, height)

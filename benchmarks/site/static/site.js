@@ -61,7 +61,7 @@
     if (line) out.push(line);
     return out.join("<br>");
   }
-  function narrowLayout(layout) {
+  function narrowLayout(layout, data) {
     var axes = Object.keys(layout).filter(function (k) { return /^xaxis\d*$/.test(k) && layout[k].domain; });
     var cells = [];
     axes.forEach(function (xk) {
@@ -95,10 +95,27 @@
       layout.title.text = wrapText(layout.title.text, 42);
       layout.title.font = Object.assign({}, layout.title.font || {}, {size: 13});
     }
-    layout.legend = Object.assign({}, layout.legend || {}, {orientation: "h", x: 0, xanchor: "left", y: -0.04,
-                                                            yanchor: "top"});
-    layout.margin = Object.assign({}, layout.margin || {}, {l: 50, r: 10, t: 90});
+    /* the legend at the foot of the figure, one entry a line at most: the bottom margin grows by its lines so
+       that it stays clear of the x axis' ticks and title (a legend just under the panels covered them) */
+    var extra = 0;  /* x axis titles wrap to the screen, each added line below the panels */
+    Object.keys(layout).filter(function (k) { return /^xaxis\d*$/.test(k); }).forEach(function (k) {
+      var t = layout[k].title;
+      if (t && t.text && String(t.text).length > 44) { t.text = wrapText(t.text, 44); extra = 16; }
+    });
+    var rows = legendRows(data, layout), foot = (rows ? 64 + 20 * rows : 60) + extra;
+    layout.legend = Object.assign({}, layout.legend || {}, {orientation: "h", x: 0, xanchor: "left", y: 0,
+                                                            yref: "container", yanchor: "bottom"});
+    layout.margin = Object.assign({}, layout.margin || {}, {l: 50, r: 10, t: 90, b: foot});
+    layout.height = (layout.height || 450) + Math.max(foot - 80, 0);
     return layout;
+  }
+  function legendRows(data, layout) {
+    if (layout.showlegend === false) return 0;
+    var shown = (data || []).filter(function (t) { return t.showlegend !== false; });
+    var groups = {};
+    shown.forEach(function (t, i) { groups[t.legendgroup || ("#" + i)] = 1; });
+    var n = Object.keys(groups).length;
+    return n > 1 || layout.showlegend === true ? n : 0;
   }
   function drawCharts() {
     if (typeof Plotly === "undefined") return;
@@ -106,7 +123,7 @@
     document.querySelectorAll("div.plot[data-spec]").forEach(function (div) {
       var spec = JSON.parse(document.getElementById(div.getAttribute("data-spec")).textContent);
       var cfg = {responsive: true, displaylogo: false, modeBarButtonsToRemove: ["sendDataToCloud"]};
-      if (narrow) { spec.layout = narrowLayout(spec.layout); cfg.displayModeBar = false; }
+      if (narrow) { spec.layout = narrowLayout(spec.layout, spec.data); cfg.displayModeBar = false; }
       Plotly.newPlot(div, spec.data, spec.layout, cfg);
       var fallback = div.parentNode.querySelector("img.fallback");
       if (fallback) fallback.style.display = "none";
