@@ -66,6 +66,13 @@ SAA_SAFETY_S = 1200.0
 #: the safety time limit of a reference run, as a multiple of its work limit in reference seconds
 #: (a net for a runaway run: with the deterministic limit binding first, builds agree)
 SAFETY_FACTOR = 4.0
+#: seconds past an exact reference run's safety time limit before its process group is killed: the
+#: method stops itself at the limit, the grace is for its certification and return (as ``deplbench
+#: solve``'s ``SOLVE_GRACE_S``)
+EXACT_GRACE_S = 1.5
+#: seconds past ``--saa-time-limit`` before an SAA reference solve's process group is killed: HiGHS's
+#: presolve can overrun its own limit by about a second; then the decoding and the check on the sample
+SAA_SOLVE_GRACE_S = 2.0
 
 
 def work_model() -> dict:
@@ -156,6 +163,49 @@ def _agree(first, other) -> bool:
         other.evaluation.cost, first.evaluation.cost, rel_tol=1e-9))
 
 
+def watched(fn, args: tuple, limit_s: float):
+    """``fn(*args)`` in a forked child whose process group is killed ``limit_s`` s after its start.
+
+    Returns
+    -------
+    deplbench.watch.Watched
+        The outcome, the child's value and its process tree's CPU time.
+    """
+    import multiprocessing as mp
+
+    from deplbench.watch import call
+
+    return call(mp.get_context("fork"), fn, args, wall_limit_s=limit_s)
+
+
+def _solve_child(name: str, inst, params: dict):
+    from deplbench.registry import solve
+
+    return solve(name, inst, params)
+
+
+def reference_run(name: str, inst, params: dict):
+    """One exact reference run in a watched child, killed :data:`EXACT_GRACE_S` past its safety time limit.
+
+    Returns
+    -------
+    tuple
+        The :class:`~deplbench.results.SolveResult` (``timeout`` without a plan when killed) and the
+        CPU seconds of the run's process tree.
+    """
+    from deplbench.registry import load_declared
+    from deplbench.results import Outcome, SolveResult
+
+    load_declared(name)  # imported once here, inherited by every forked run
+    w = watched(_solve_child, (name, inst, params), params["time_limit"] + EXACT_GRACE_S)
+    cpu = sum(w.cpu) if w.cpu else 0.0
+    if w.outcome == Outcome.OK:
+        return w.value, cpu
+    status = Status.TIMEOUT if w.outcome == Outcome.TIMEOUT else Status.ERROR
+    why = ("safety time limit: " if status == Status.TIMEOUT else "") + (w.error or "").split("\n", 1)[0]
+    return SolveResult(status, runtime_s=w.wall_s, solver=name, params=params, message=why), cpu
+
+
 def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
     """The reference of the true problem, its proving method, the work that grades it, the runs.
 
@@ -164,20 +214,18 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
     wall-clock safety limit ``safety_s``; the first proof gives the reference and its plan. The
     grade is the least deterministic work of a proof (:func:`grade`): while no proof within
     :data:`EASY_WORK` is in, the next method runs too (a method that reports no work grades
-    nothing). Nothing here depends on the clock unless a safety limit fires (reported).
+    nothing). Nothing here depends on the clock unless a safety limit fires (reported). Each run is
+    a watched child killed :data:`EXACT_GRACE_S` past ``safety_s`` (:func:`reference_run`).
     """
-    from deplbench.registry import solve
-
     runs, records, proofs = [], {}, []
     for name in exact_methods():
         if any(w is not None and w <= EASY_WORK for w, _, _ in proofs):
             break
         params = method_params(name, safety_s, exact_work)
-        c0 = time.process_time()
-        r = solve(name, inst, params)
+        r, cpu_s = reference_run(name, inst, params)
         if r.status == Status.INTERRUPTED:
             stopped(f"{inst.name}: {name}")
-        records[name] = _record(r, time.process_time() - c0)
+        records[name] = _record(r, cpu_s)
         if r.status in (Status.OPTIMAL, Status.INFEASIBLE):
             if proofs and not _agree(proofs[0][1], r):
                 raise RuntimeError(f"{inst.name}: {proofs[0][1].solver} and {name} prove different references")
@@ -263,7 +311,7 @@ def solve_saa_file(data, inst, sc, time_limit: float,
     strong, _ = prepare(data, cuts="mixing", bigm="quantile", fixing="on", deadline=t0 + time_limit)
     model = build(strong, "aggregated")
     h = highspy.Highs()
-    configure(h, time_limit=max(time_limit - (time.perf_counter() - t0), 1.0), mip_gap=0.0, threads=1, seed=0)
+    configure(h, time_limit=time_limit - (time.perf_counter() - t0), mip_gap=0.0, threads=1, seed=0)  # >= 1e-3
     h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.passModel(to_highs_lp(model))
     x0 = mip_start(model, t0 + time_limit)
@@ -287,6 +335,25 @@ def solve_saa_file(data, inst, sc, time_limit: float,
         return Reference("opt", cost), plan, secs, safety, stop
     lo = None if bound is None else min(float(bound), cost)
     return Reference("best", cost, lo), plan, secs, safety, stop
+
+
+def watched_saa_solve(data, inst, sc, time_limit: float,
+                      max_nodes: int) -> tuple[Reference, object, float, bool, str]:
+    """:func:`solve_saa_file` in a watched child, killed :data:`SAA_SOLVE_GRACE_S` past ``time_limit``.
+
+    A killed solve is ``=unkn=`` without a plan and a safety hit; a failed one raises, as in the
+    build's own process; a stopped one stops the build.
+    """
+    from deplbench.results import Outcome
+
+    w = watched(solve_saa_file, (data, inst, sc, time_limit, max_nodes), time_limit + SAA_SOLVE_GRACE_S)
+    if w.outcome == Outcome.OK:
+        return w.value
+    if w.outcome == Outcome.TIMEOUT:
+        return Reference("unkn"), None, w.wall_s, True, "Time limit reached"
+    if (w.error or "").startswith("KeyboardInterrupt"):
+        stopped(f"{inst.name}: the SAA reference solve")
+    raise RuntimeError(f"{inst.name}: the SAA reference solve failed: {w.error}")
 
 
 def mps_files(model, out: Path, base: str, name: str) -> dict:
@@ -325,7 +392,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
         sc = sample_scenarios(inst, S, SCENARIO_SEED)
         data = subset_data(inst, ds, sc)
         models = {f: build(data, f, names=True) for f in FORMULATIONS}
-        ref, plan, secs, hit, stop = solve_saa_file(data, inst, sc, time_limit, max_nodes)
+        ref, plan, secs, hit, stop = watched_saa_solve(data, inst, sc, time_limit, max_nodes)
         if hit:
             safety.append(f"{inst.name} S={S}")
         for f, model in models.items():
