@@ -359,3 +359,19 @@ def test_a_killed_saa_bounds_writes_nothing_and_leaves_no_process(tmp_path, sig)
     assert "Traceback" not in err, err
     assert _wait_for(lambda: not alive(kids), 10), alive(kids)
     assert list(work.iterdir()) == [] and list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_library_build_removes_the_folder_a_killed_build_left(tmp_path, monkeypatch):
+    """``.NAME.building-PID`` (a build assembles its library there, then renames it) of a SIGKILLed build is
+    removed by the next build of ``NAME``; a live build's is kept."""
+    from deplbench.benchmarks.library import catalog
+    from deplbench.benchmarks.library.spec import Entry
+
+    entry = Entry("knapsack", (("capacity", 6), ("items", 2), ("max_value", 8), ("max_weight", 4)), 1, True)
+    monkeypatch.setattr(catalog, "entries", lambda *_a: ([entry], []))
+    dead, live = tmp_path / f".lib.building-{_dead_pid()}", tmp_path / f".lib.building-{os.getppid()}"
+    for d in (dead, live):
+        (d / "instances").mkdir(parents=True)
+    catalog.build(tmp_path / "lib", quick=True, scenarios=(20,), workers=1, log=lambda _m: None)
+    assert sorted(x.name for x in tmp_path.iterdir()) == [live.name, "lib"]
