@@ -344,6 +344,8 @@ def watched_saa_solve(data, inst, sc, time_limit: float,
     A killed solve is ``=unkn=`` without a plan and a safety hit; a failed one raises, as in the
     build's own process; a stopped one stops the build.
     """
+    import deplbench.formulations.backends.milp_highs_direct  # noqa: F401 - imported once here, not in each child
+    import deplbench.formulations.saa.common  # noqa: F401
     from deplbench.results import Outcome
 
     w = watched(solve_saa_file, (data, inst, sc, time_limit, max_nodes), time_limit + SAA_SOLVE_GRACE_S)
