@@ -116,7 +116,7 @@ def _build_one_entry(tmp_path, monkeypatch, limit: float) -> tuple[dict, float]:
 
 @pytest.mark.slow
 def test_library_reference_runs_end_within_their_safety_limits_and_grace(tmp_path, monkeypatch):
-    from deplbench.benchmarks.library.build import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
 
     t, _ = _build_one_entry(tmp_path, monkeypatch, 0.5)
     assert t["exact"]["exact"]["status"] == "timeout", t["exact"]  # stopped by the clock, not by its work
@@ -131,14 +131,14 @@ def test_library_runs_that_ignore_their_limit_are_killed_at_limit_and_grace(tmp_
     """A method and an SAA solve that never look at the clock: the build's watcher kills each at its
     limit plus grace, records it as a safety hit, and the build ends."""
     from deplbench import registry
-    from deplbench.benchmarks.library import build
-    from deplbench.benchmarks.library.build import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
+    from deplbench.benchmarks.library import runs
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
 
     def stuck(*_a, **_k):
         time.sleep(600)
 
     monkeypatch.setattr(registry, "solve", stuck)
-    monkeypatch.setattr(build, "solve_saa_file", stuck)
+    monkeypatch.setattr(runs, "solve_saa_file", stuck)
     t, took = _build_one_entry(tmp_path, monkeypatch, 1.0)
     assert {m: r["status"] for m, r in t["exact"].items()} == {"bruteforce": "timeout", "exact": "timeout"}
     assert all(1.0 <= r["wall_s"] <= 1.0 + EXACT_GRACE_S + 1.0 for r in t["exact"].values()), t["exact"]

@@ -91,14 +91,13 @@ def cmd_site(args) -> int:
 def register(subparsers) -> None:
     """Add ``library build``, ``library check`` and ``library site``."""
     from deplbench.benchmarks.library.build import (
-        EXACT_GRACE_S,
         EXACT_WORK,
         SAA_NODES,
         SAA_SAFETY_S,
-        SAA_SOLVE_GRACE_S,
         SAFETY_FACTOR,
     )
     from deplbench.benchmarks.library.catalog import DEFAULT_DIR
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
     from deplbench.cli.args import pos_float, positive_int
 
     p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
