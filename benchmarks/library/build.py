@@ -159,7 +159,8 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
     grade is the least deterministic work of a proof (:func:`grade`): while no proof within
     :data:`EASY_WORK` is in, the next method runs too (a method that reports no work grades
     nothing). Nothing here depends on the clock unless a safety limit fires (reported). Each run is
-    a watched child killed :data:`EXACT_GRACE_S` past ``safety_s`` (:func:`reference_run`).
+    a watched child killed :data:`~deplbench.benchmarks.library.runs.EXACT_GRACE_S` past ``safety_s``
+    (:func:`~deplbench.benchmarks.library.runs.reference_run`).
     """
     runs, records, proofs = [], {}, []
     for name in exact_methods():
