@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+from deplbench.leftovers import make_owned_tempdir
 
 INSTALL = ("no headless Chromium found: install it with "
            "'apt-get update && apt-get install -y chromium chromium-driver' and 'pip install selenium'")
@@ -45,7 +46,8 @@ def start():
     opts.binary_location = found[0]
     for flag in FLAGS:
         opts.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="deplbench-chromium-")
+    # named after this process: a SIGKILLed test run's profile is removed by the next browser test
+    profile = str(make_owned_tempdir("deplbench-chromium-"))
     opts.add_argument("--user-data-dir=" + profile)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     drv = webdriver.Chrome(service=Service(found[1]), options=opts)

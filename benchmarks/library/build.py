@@ -33,6 +33,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from deplbench.benchmarks.library.runs import reference_run, stopped, watched_saa_solve
 from deplbench.benchmarks.library.solu import Reference
 from deplbench.benchmarks.library.spec import (
     FORMULATIONS,
@@ -144,13 +145,6 @@ def _record(r, cpu_s: float) -> dict:
             "work": run_work(r), "counters": counters(r.solver, r.extra)}
 
 
-def stopped(what: str) -> None:
-    """A reference run ended by Ctrl-C or SIGTERM (its solver returns its best plan, status
-    ``interrupted``, or HiGHS ``kInterrupt``): the build was stopped, so the entry is not finished
-    and nothing of it may be recorded."""
-    raise KeyboardInterrupt(f"{what} was interrupted: the build is stopped")
-
-
 def _agree(first, other) -> bool:
     return other.status == first.status and (other.status == Status.INFEASIBLE or math.isclose(
         other.evaluation.cost, first.evaluation.cost, rel_tol=1e-9))
@@ -164,20 +158,19 @@ def true_reference(inst, safety_s: float, exact_work: int = EXACT_WORK) -> dict:
     wall-clock safety limit ``safety_s``; the first proof gives the reference and its plan. The
     grade is the least deterministic work of a proof (:func:`grade`): while no proof within
     :data:`EASY_WORK` is in, the next method runs too (a method that reports no work grades
-    nothing). Nothing here depends on the clock unless a safety limit fires (reported).
+    nothing). Nothing here depends on the clock unless a safety limit fires (reported). Each run is
+    a watched child killed :data:`~deplbench.benchmarks.library.runs.EXACT_GRACE_S` past ``safety_s``
+    (:func:`~deplbench.benchmarks.library.runs.reference_run`).
     """
-    from deplbench.registry import solve
-
     runs, records, proofs = [], {}, []
     for name in exact_methods():
         if any(w is not None and w <= EASY_WORK for w, _, _ in proofs):
             break
         params = method_params(name, safety_s, exact_work)
-        c0 = time.process_time()
-        r = solve(name, inst, params)
+        r, cpu_s = reference_run(name, inst, params)
         if r.status == Status.INTERRUPTED:
             stopped(f"{inst.name}: {name}")
-        records[name] = _record(r, time.process_time() - c0)
+        records[name] = _record(r, cpu_s)
         if r.status in (Status.OPTIMAL, Status.INFEASIBLE):
             if proofs and not _agree(proofs[0][1], r):
                 raise RuntimeError(f"{inst.name}: {proofs[0][1].solver} and {name} prove different references")
@@ -241,54 +234,6 @@ def write_sol(path: Path, names: list[str], x, status_text: str, objective: floa
     path.write_text("\n".join(lines) + "\n")
 
 
-def solve_saa_file(data, inst, sc, time_limit: float,
-                   max_nodes: int) -> tuple[Reference, object, float, bool, str]:
-    """Solve one selection's SAA with HiGHS at gap 0: reference, plan, seconds, safety limit hit, and
-    HiGHS's own words for how it stopped (the ``.sol`` file's model status).
-
-    The solved model is the aggregated file strengthened as ``milp-highs-direct`` does by
-    default (valid quantile and mixing cuts, quantile big-M, fixing of scenarios that no plan
-    can violate: ``docs/formulations.md``; the optimum is the file's) with an enumerated MIP
-    start. ``max_nodes`` (deterministic) bounds the search; ``time_limit`` is a safety net
-    (its outcome depends on the load: reported as a safety hit).
-    """
-    import highspy
-
-    from deplbench.formulations.backends.milp_highs_direct import run_highs
-    from deplbench.formulations.saa.common import mip_start, plan_cost, prepare, verify
-    from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
-    from deplbench.formulations.saa.model import build
-
-    t0 = time.perf_counter()
-    strong, _ = prepare(data, cuts="mixing", bigm="quantile", fixing="on", deadline=t0 + time_limit)
-    model = build(strong, "aggregated")
-    h = highspy.Highs()
-    configure(h, time_limit=max(time_limit - (time.perf_counter() - t0), 1.0), mip_gap=0.0, threads=1, seed=0)
-    h.setOptionValue("mip_max_nodes", int(max_nodes))
-    h.passModel(to_highs_lp(model))
-    x0 = mip_start(model, t0 + time_limit)
-    set_start(h, x0)
-    status, x, _, bound, _ = run_highs(h)
-    if h.getModelStatus() == highspy.HighsModelStatus.kInterrupt:  # the build sets no interrupt callback
-        stopped(f"{inst.name}: the SAA reference solve")
-    secs = time.perf_counter() - t0
-    safety = secs >= time_limit or h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit
-    stop = h.modelStatusToString(h.getModelStatus())
-    plan = model.decode(x) if x is not None else None
-    if plan is not None and verify(inst, plan, sc):
-        plan = None  # tolerances let it slip past the sample's target: no claim from it
-        status = Status.UNKNOWN if status == Status.OPTIMAL else status
-    if status == Status.INFEASIBLE:
-        return Reference("inf"), None, secs, safety, stop
-    if plan is None:
-        return Reference("unkn"), None, secs, safety, stop
-    cost = plan_cost(inst, plan)
-    if status == Status.OPTIMAL:
-        return Reference("opt", cost), plan, secs, safety, stop
-    lo = None if bound is None else min(float(bound), cost)
-    return Reference("best", cost, lo), plan, secs, safety, stop
-
-
 def mps_files(model, out: Path, base: str, name: str) -> dict:
     """Write ``mps/BASE.mps`` (fixed format) and, unless it is the model exactly, ``free/BASE.mps``.
 
@@ -325,7 +270,7 @@ def saa_files(inst, out: Path, time_limit: float, max_nodes: int,
         sc = sample_scenarios(inst, S, SCENARIO_SEED)
         data = subset_data(inst, ds, sc)
         models = {f: build(data, f, names=True) for f in FORMULATIONS}
-        ref, plan, secs, hit, stop = solve_saa_file(data, inst, sc, time_limit, max_nodes)
+        ref, plan, secs, hit, stop = watched_saa_solve(data, inst, sc, time_limit, max_nodes)
         if hit:
             safety.append(f"{inst.name} S={S}")
         for f, model in models.items():

@@ -52,6 +52,7 @@ from deplbench.benchmarks.library.spec import (
     entries,
 )
 from deplbench.errors import InputError
+from deplbench.leftovers import remove_stale
 
 
 def _tasks(workers: int, jobs: dict[int, tuple], finished, client=None) -> None:
@@ -171,6 +172,7 @@ def build(out: str | Path = DEFAULT_DIR, *, tiers: tuple[str, ...] = TIERS, quic
                 if dask[1] is not None:
                     dask[1].close()
         shutil.rmtree(tmp, ignore_errors=True)
+        remove_stale(out.parent, f".{out.name}.building-")  # what a SIGKILLed build of the same library left
         tmp.mkdir(parents=True)
         try:
             summary = _write_library(out, tmp, ents, results, ck, settings, quick, notes,

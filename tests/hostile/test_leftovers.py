@@ -239,3 +239,139 @@ def test_a_run_under_a_long_tmpdir_starts_its_fork_server(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "ok 1" in done.stderr + done.stdout
     assert {p.name for p in Path("/tmp").glob("deplbench-mp-*")} <= before  # removed at the exit
+
+
+#: ``python -c`` body: ``deplbench ARGS`` whose atomic writes wait 120 s before their rename (a kill lands mid-write)
+_SLOW_RENAME = """
+import os, sys, time, types
+import deplbench.files as files
+
+def _slow(src, dst, *a, **k):
+    time.sleep(120)
+    return os.replace(src, dst, *a, **k)
+
+files.os = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os) if not n.startswith("__")})
+files.os.replace = _slow
+from deplbench.cli import console_main
+console_main()
+"""
+
+
+def _writer_argv(command: str, inputs: dict[str, Path], target: Path) -> list[str]:
+    if command == "generate":
+        return ["generate", "random", "--seed", "3", "--out", str(target)]
+    return ["reduce-knapsack", str(inputs["knap"]), "--out", str(target)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("command", ["generate", "reduce-knapsack"])
+def test_a_write_killed_before_its_rename_leaves_no_half_file_nor_after_the_next_run_a_temporary(tmp_path, command,
+                                                                                                  sig):
+    from deplbench.cli import main
+    from deplbench.instances.io import load_instance
+    from hostile.kit import fixtures
+
+    (tmp_path / "in").mkdir()
+    inputs, out = fixtures(tmp_path / "in"), tmp_path / "out"
+    out.mkdir()
+    target = out / "inst.json"
+    target.write_text("old\n")  # an earlier file: untouched until the new one is whole
+    argv = _writer_argv(command, inputs, target)
+    p = subprocess.Popen([sys.executable, "-c", _SLOW_RENAME, *argv], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: any(out.glob(".inst.json.*.tmp")) or p.poll() is not None, 120)
+        assert p.poll() is None, p.communicate()
+    finally:
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode in (-sig, 128 + sig) and "Traceback" not in err, (p.returncode, err)
+    assert target.read_text() == "old\n"  # never half-written
+    left = sorted(x.name for x in out.iterdir() if x != target)
+    assert all(n.startswith(f".inst.json.{p.pid}-") for n in left), left  # only the killed process's own
+    if sig == signal.SIGKILL:
+        assert left  # what the kill left, for the next run
+    assert main(argv) == 0
+    assert sorted(x.name for x in out.iterdir()) == ["inst.json"]  # the next write removed it
+    assert load_instance(target).name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_warmup_leaves_nothing_after_the_next_warmup(tmp_path, sig, request):
+    """``warmup`` writes no file of its own; its fork server's socket folder is named after it and removed
+    by the next warmup (or run) once it is gone."""
+    import tempfile
+
+    from hostile.kit import fixtures
+
+    (tmp_path / "in").mkdir()
+    cfg = fixtures(tmp_path / "in")["cfg"]
+    tmp = Path(tempfile.mkdtemp(prefix="dl-", dir="/tmp"))  # short: a socket's path
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    cmd = [sys.executable, "-m", "deplbench.cli", "warmup", str(cfg)]
+    p = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: any(tmp.glob("deplbench-mp-*/*")) or p.poll() is not None, 120)
+        assert p.poll() is None, p.communicate()
+    finally:
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    if sig == signal.SIGKILL:
+        assert list(tmp.glob("deplbench-mp-*"))  # what the kill left, for the next warmup
+    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert _wait_for(lambda: not list(tmp.iterdir()), 10), list(tmp.iterdir())
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["in"]  # nothing written beside it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_saa_bounds_writes_nothing_and_leaves_no_process(tmp_path, sig):
+    """``saa-bounds`` has no ``--out`` (its report goes to stdout): a kill mid-solve leaves no file and no
+    process (its watched solves die with it)."""
+    import psutil
+    from harness_configs import alive
+
+    from deplbench.cli import main
+
+    inst = tmp_path / "p.json"
+    assert main(["generate", "paper-alexnet", "--out", str(inst)]) == 0
+    work, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    p = subprocess.Popen([sys.executable, "-m", "deplbench.cli", "saa-bounds", str(inst), "--time-limit", "60",
+                          "--scenarios", "2000", "--replications", "3"], env={**os.environ, "TMPDIR": str(tmp)}, cwd=work,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    kids: list = []
+    try:
+        me = psutil.Process(p.pid)
+        assert _wait_for(lambda: len(alive(me.children(recursive=True))) >= 2, 120)  # the reaper and a solve
+        time.sleep(1.0)  # the solve is under way
+        kids.extend(me.children(recursive=True))
+        assert p.poll() is None, p.communicate()
+    finally:
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert _wait_for(lambda: not alive(kids), 10), alive(kids)
+    assert list(work.iterdir()) == [] and list(tmp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_library_build_removes_the_folder_a_killed_build_left(tmp_path, monkeypatch):
+    """``.NAME.building-PID`` (a build assembles its library there, then renames it) of a SIGKILLed build is
+    removed by the next build of ``NAME``; a live build's is kept."""
+    from deplbench.benchmarks.library import catalog
+    from deplbench.benchmarks.library.spec import Entry
+
+    entry = Entry("knapsack", (("capacity", 6), ("items", 2), ("max_value", 8), ("max_weight", 4)), 1, True)
+    monkeypatch.setattr(catalog, "entries", lambda *_a: ([entry], []))
+    dead, live = tmp_path / f".lib.building-{_dead_pid()}", tmp_path / f".lib.building-{os.getppid()}"
+    for d in (dead, live):
+        (d / "instances").mkdir(parents=True)
+    catalog.build(tmp_path / "lib", quick=True, scenarios=(20,), workers=1, log=lambda _m: None)
+    assert sorted(x.name for x in tmp_path.iterdir()) == [live.name, "lib"]

@@ -90,3 +90,59 @@ def test_a_grid_stores_the_tree_peak_under_a_memory_limit(tmp_path):
     assert 200 <= rows.loc["harness-reserve", "peak_mem_mb"] < 1000  # touched, not reserved
     assert rows.loc["harness-hog-child", "harness_status"] == "ok"
     assert rows.loc["harness-hog-child", "peak_mem_mb"] >= 300  # two grandchildren of 150 MB: the tree's sum
+
+
+#: one library entry whose proofs take far longer than a second: 4 models, 30 epochs (SAA files: 120 pairs)
+SLOW_ENTRY = {"models": 4, "clusters": 3, "levels": 6, "datasets": 2, "epochs": 30, "noise_mode": "per_run",
+              "transfer": 5.0}
+
+
+def _build_one_entry(tmp_path, monkeypatch, limit: float) -> tuple[dict, float]:
+    """``library build`` of :data:`SLOW_ENTRY` alone, both safety limits ``limit`` s, deterministic limits
+    out of reach: (its timings.json entry, the build's wall seconds)."""
+    from deplbench.benchmarks.library import catalog
+    from deplbench.benchmarks.library.spec import Entry
+
+    entry = Entry("random", tuple(sorted(SLOW_ENTRY.items())), 1, True)
+    monkeypatch.setattr(catalog, "entries", lambda *_a: ([entry], []))
+    t0 = time.perf_counter()
+    s = catalog.build(tmp_path / "lib", quick=True, scenarios=(200,), time_limit=limit, saa_time_limit=limit,
+                      exact_work=10**12, saa_nodes=10**9, workers=1, log=lambda _m: None)
+    took = time.perf_counter() - t0
+    timing = json.loads((tmp_path / "lib" / "timings.json").read_text())["instances"]
+    assert s["instances"] == 1 and len(timing) == 1
+    return next(iter(timing.values())), took
+
+
+@pytest.mark.slow
+def test_library_reference_runs_end_within_their_safety_limits_and_grace(tmp_path, monkeypatch):
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
+
+    t, _ = _build_one_entry(tmp_path, monkeypatch, 0.5)
+    assert t["exact"]["exact"]["status"] == "timeout", t["exact"]  # stopped by the clock, not by its work
+    assert all(run["wall_s"] <= 0.5 + EXACT_GRACE_S for run in t["exact"].values()), t["exact"]
+    solves = {k: v for k, v in t["saa"].items() if k.endswith("-aggregated")}
+    assert len(solves) == 1 and all(v <= 0.5 + SAA_SOLVE_GRACE_S for v in solves.values()), t["saa"]
+    assert any("S=200" in h for h in t["safety_hits"]) and any(h.endswith(" exact") for h in t["safety_hits"]), t
+
+
+@pytest.mark.slow
+def test_library_runs_that_ignore_their_limit_are_killed_at_limit_and_grace(tmp_path, monkeypatch):
+    """A method and an SAA solve that never look at the clock: the build's watcher kills each at its
+    limit plus grace, records it as a safety hit, and the build ends."""
+    from deplbench import registry
+    from deplbench.benchmarks.library import runs
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
+
+    def stuck(*_a, **_k):
+        time.sleep(600)
+
+    monkeypatch.setattr(registry, "solve", stuck)
+    monkeypatch.setattr(runs, "solve_saa_file", stuck)
+    t, took = _build_one_entry(tmp_path, monkeypatch, 1.0)
+    assert {m: r["status"] for m, r in t["exact"].items()} == {"bruteforce": "timeout", "exact": "timeout"}
+    assert all(1.0 <= r["wall_s"] <= 1.0 + EXACT_GRACE_S + 1.0 for r in t["exact"].values()), t["exact"]
+    solve_s = [v for k, v in t["saa"].items() if k.endswith("-aggregated")]
+    assert len(solve_s) == 1 and 1.0 <= solve_s[0] <= 1.0 + SAA_SOLVE_GRACE_S + 1.0, t["saa"]
+    assert len(t["safety_hits"]) == 3, t["safety_hits"]
+    assert took < 60, took  # three kills, not three sleeps of 600 s

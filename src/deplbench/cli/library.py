@@ -97,6 +97,7 @@ def register(subparsers) -> None:
         SAFETY_FACTOR,
     )
     from deplbench.benchmarks.library.catalog import DEFAULT_DIR
+    from deplbench.benchmarks.library.runs import EXACT_GRACE_S, SAA_SOLVE_GRACE_S
     from deplbench.cli.args import pos_float, positive_int
 
     p = subparsers.add_parser("library", help="graded instance library with references; solution checker")
@@ -110,12 +111,14 @@ def register(subparsers) -> None:
     s.add_argument("--calibration", default=None, help="calibration file: include the calibrated family")
     s.add_argument("--time-limit", type=pos_float, default=None,
                    help=f"safety time limit of each exact method run (s; default: {SAFETY_FACTOR:g} times --exact-work in "
-                        "reference seconds); the deterministic limit is --exact-work")
+                        "reference seconds; an entry's budget multiplies it); the run is killed "
+                        f"{EXACT_GRACE_S:g} s past it; the deterministic limit is --exact-work")
     s.add_argument("--exact-work", type=positive_int, default=EXACT_WORK,
                    help="work limit of the 'exact' method (deterministic work units, about 1 ms of the reference "
                         "machine each: formulations/exact/work.py)")
     s.add_argument("--saa-time-limit", type=pos_float, default=SAA_SAFETY_S,
-                   help="safety time limit of an SAA reference solve (s); the deterministic limit is --saa-nodes")
+                   help=f"safety time limit of an SAA reference solve (s; killed {SAA_SOLVE_GRACE_S:g} s past it); "
+                        "the deterministic limit is --saa-nodes")
     s.add_argument("--saa-nodes", type=positive_int, default=SAA_NODES,
                    help="branch-and-bound nodes of an SAA reference solve (deterministic limit)")
     s.add_argument("--workers", type=positive_int, default=2,
