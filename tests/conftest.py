@@ -1,5 +1,5 @@
 """Shared fixtures, and the ``serial`` marker of the tests whose timings or processes another test beside them
-would disturb (limits, signals, the process tree, the browser): CI runs the others two at a time
+would disturb (limits, signals, the process tree): CI runs the others two at a time
 (``pytest -n 2 -m "not serial"``) and these alone afterwards (``pytest -m serial``)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from deplbench.instances.io import instance_from_dict
 from builders import tiny_dict
 
 #: test files (paths under tests/, or their beginnings) that measure time or processes: run alone
-SERIAL = ("hostile/", "e2e/test_site_browser.py", "benchmarks/harness/test_process",
+SERIAL = ("hostile/", "benchmarks/harness/test_process",
           "benchmarks/harness/test_runner_kill.py", "benchmarks/harness/test_runner_dask.py",
           "benchmarks/harness/test_forkctx.py", "benchmarks/harness/test_timing.py",
           "benchmarks/harness/test_machine.py", "src/deplbench/cli/test_core_limits.py",
