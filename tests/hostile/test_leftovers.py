@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -257,19 +258,33 @@ console_main()
 """
 
 
+#: per command that writes one file through the atomic helpers: its arguments and a reader of its output
+_WRITERS = {
+    "generate": (lambda i: ["generate", "random", "--seed", "3"], "instance"),
+    "reduce-knapsack": (lambda i: ["reduce-knapsack", str(i["knap"])], "instance"),
+    "calibrate": (lambda i: ["calibrate", str(i["curves"])], "json"),
+}
+
+
 def _writer_argv(command: str, inputs: dict[str, Path], target: Path) -> list[str]:
-    if command == "generate":
-        return ["generate", "random", "--seed", "3", "--out", str(target)]
-    return ["reduce-knapsack", str(inputs["knap"]), "--out", str(target)]
+    return [*_WRITERS[command][0](inputs), "--out", str(target)]
+
+
+def _read_output(command: str, target: Path) -> object:
+    """The command's output read back as what it is (an instance or a JSON document)."""
+    from deplbench.instances.io import load_instance
+
+    if _WRITERS[command][1] == "instance":
+        return load_instance(target).name
+    return json.loads(target.read_text())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
-@pytest.mark.parametrize("command", ["generate", "reduce-knapsack"])
+@pytest.mark.parametrize("command", sorted(_WRITERS))
 def test_a_write_killed_before_its_rename_leaves_no_half_file_nor_after_the_next_run_a_temporary(tmp_path, command,
                                                                                                   sig):
     from deplbench.cli import main
-    from deplbench.instances.io import load_instance
     from hostile.kit import fixtures
 
     (tmp_path / "in").mkdir()
@@ -281,7 +296,7 @@ def test_a_write_killed_before_its_rename_leaves_no_half_file_nor_after_the_next
     p = subprocess.Popen([sys.executable, "-c", _SLOW_RENAME, *argv], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
     try:
-        assert _wait_for(lambda: any(out.glob(".inst.json.*.tmp")) or p.poll() is not None, 120)
+        assert _wait_for(lambda: any(out.glob(f".inst.json.{p.pid}-*.tmp")) or p.poll() is not None, 120)
         assert p.poll() is None, p.communicate()
     finally:
         p.send_signal(sig)
@@ -294,7 +309,7 @@ def test_a_write_killed_before_its_rename_leaves_no_half_file_nor_after_the_next
         assert left  # what the kill left, for the next run
     assert main(argv) == 0
     assert sorted(x.name for x in out.iterdir()) == ["inst.json"]  # the next write removed it
-    assert load_instance(target).name
+    assert _read_output(command, target)
 
 
 @pytest.mark.slow
