@@ -32,6 +32,10 @@ class CheckResult:
     reference: Reference
     contradictions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the new ``library.solu`` lines when a consistent solution improves the best known value
+    submit: list[str] = field(default_factory=list)
+    #: what the submission rests on: library version, the solution file's SHA-256, the certified figures
+    certificate: dict = field(default_factory=dict)
 
     @property
     def consistent(self) -> bool:
@@ -43,6 +47,10 @@ class CheckResult:
         out = [f"{self.problem}: {'feasible' if self.feasible else 'INFEASIBLE'}, certified cost {cost}; "
                f"reference {ref}"]
         out += [f"  contradiction: {c}" for c in self.contradictions] + [f"  {n}" for n in self.notes]
+        if self.consistent and self.submit:
+            out.append("  submit (the new library.solu lines, with the solution file and this certificate):")
+            out += [f"    {line}" for line in self.submit]
+            out.append(f"    certificate: {json.dumps(self.certificate, sort_keys=True)}")
         out.append("consistent" if self.consistent else "NOT consistent")
         return out
 
@@ -127,6 +135,7 @@ def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
     ev = evaluate(inst, plan, samples=0)
     ref = lib.refs.get(name, Reference("unkn"))
     res = CheckResult(name, True, float(ev.cost), ref)
+    chk = None  # the sample's check, for an SAA file
     if saa is None:
         if not ev.feasible:
             res.feasible = False
@@ -144,7 +153,31 @@ def check(lib: Library, solution: str | Path, name: str) -> CheckResult:
         res.contradictions.append(f"stated objective {stated!r} differs from the certified cost {res.cost!r}")
     if res.feasible:
         _compare(res, ref)
+        if _improves(res.cost, ref) and not res.contradictions:
+            _submission(res, lib, Path(solution), ev, inst, chk)
     return res
+
+
+def _improves(cost: float, ref: Reference) -> bool:
+    """A feasible cost that is news for the reference: below a best known value, or any for ``=unkn=``."""
+    return ref.kind == "unkn" or (ref.kind == "best" and cost < ref.value and not _close(cost, ref.value))
+
+
+def _submission(res: CheckResult, lib: Library, solution: Path, ev, inst, chk) -> None:
+    """The ``=best=`` line of the certified cost (keeping a proven bound below it) and its certificate."""
+    import hashlib
+
+    bound = res.reference.bound if res.reference.kind == "best" else None
+    res.submit = Reference("best", res.cost, bound).lines(res.problem)
+    cert = {"library": lib.manifest["version"], "problem": res.problem, "certified_cost": res.cost,
+            "solution_sha256": hashlib.sha256(solution.read_bytes()).hexdigest()}
+    if chk is None:  # the true problem: the evaluator's certified quantile bracket against the target
+        cert |= {"quantile_bracket": [float(b) for b in ev.quantile_bounds], "target": float(inst.loss.target),
+                 "quantile": float(inst.loss.quantile)}
+    else:  # an SAA file: the sample's chance constraint
+        cert |= {"scenarios_violated": int(chk.n_violated), "scenarios": int(chk.n_scenarios),
+                 "allowed": int(chk.allowed)}
+    res.certificate = cert
 
 
 def _compare(res: CheckResult, ref: Reference) -> None:
@@ -168,4 +201,5 @@ def _compare(res: CheckResult, ref: Reference) -> None:
 def report_json(res: CheckResult) -> str:
     return json.dumps({"problem": res.problem, "feasible": res.feasible, "cost": res.cost,
                        "reference": res.reference.to_dict(), "contradictions": res.contradictions,
-                       "notes": res.notes, "consistent": res.consistent})
+                       "notes": res.notes, "consistent": res.consistent, "submit": res.submit,
+                       "certificate": res.certificate})

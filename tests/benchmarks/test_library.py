@@ -14,7 +14,7 @@ import pytest
 from harness_configs import library_config
 
 from deplbench.benchmarks.library.catalog import Library, build
-from deplbench.benchmarks.library.check import check
+from deplbench.benchmarks.library.check import check, report_json
 from deplbench.cli import main
 from deplbench.errors import InputError
 from deplbench.instances.io import load_instance
@@ -729,3 +729,35 @@ def test_a_build_is_compared_with_the_published_references():
     assert comparable(*default)
     for i, other in enumerate((True, "cal.json", ("easy",), SAA_NODES + 1, (200,), EXACT_WORK // 2)):
         assert not comparable(*default[:i], other, *default[i + 1:])
+
+
+@pytest.mark.slow
+def test_checker_gives_the_solu_lines_to_submit_for_an_improvement(lib):
+    """A consistent solution below the best known value (or of a problem without one) gets the new
+    ``library.solu`` lines and a certificate; a solution that is no news gets none."""
+    import hashlib
+
+    from deplbench.benchmarks.library.solu import Reference
+
+    def weakened(name: str, ref: Reference) -> Library:
+        return Library(lib.root, lib.manifest, {**lib.refs, name: ref})
+
+    rec = next(r for r in lib.manifest["instances"] if r["reference"]["kind"] == "opt" and "solution" in r)
+    name, opt, sol = rec["name"], lib.refs[rec["name"]].value, lib.root / rec["solution"]
+    res = check(weakened(name, Reference("best", opt * 1.25, opt * 0.5)), sol, name)
+    assert res.consistent and res.submit == [f"=best= {name} {res.cost!r}", f"=bestdual= {name} {opt * 0.5!r}"]
+    assert res.certificate["solution_sha256"] == hashlib.sha256(sol.read_bytes()).hexdigest()
+    assert res.certificate["library"] == lib.manifest["version"] and res.certificate["certified_cost"] == res.cost
+    lo, hi = res.certificate["quantile_bracket"]
+    assert lo <= hi <= res.certificate["target"]  # the certified quantile meets the target
+    text = res.lines()
+    assert f"    =best= {name} {res.cost!r}" in text and any(t.startswith("    certificate: {") for t in text)
+    assert json.loads(report_json(res))["submit"] == res.submit
+    assert check(weakened(name, Reference("unkn")), sol, name).submit == [f"=best= {name} {res.cost!r}"]
+    assert check(lib, sol, name).submit == []  # the proven optimum: nothing to submit
+    assert check(weakened(name, Reference("best", res.cost, None)), sol, name).submit == []  # equal: no news
+    saa = next(s for r in lib.manifest["instances"] for s in r["saa"]
+               if "solution" in s and lib.refs[s["name"]].kind == "opt")
+    sres = check(weakened(saa["name"], Reference("unkn")), lib.root / saa["solution"], saa["name"])
+    assert sres.consistent and sres.submit == [f"=best= {saa['name']} {sres.cost!r}"]
+    assert sres.certificate["scenarios_violated"] <= sres.certificate["allowed"] < sres.certificate["scenarios"]
