@@ -78,13 +78,18 @@ def match_scheduler(threads: int) -> None:
 def highs_version(h: highspy.Highs | None = None) -> tuple[int, int]:
     """(major, minor) of HiGHS: asked of ``h`` (the loaded library), else highspy's installed version.
 
-    No throwaway :class:`highspy.Highs` is made for it (an object destroyed can touch the scheduler).
+    No throwaway :class:`highspy.Highs` is made for it (an object destroyed can touch the scheduler):
+    without highspy's metadata, the process's first object (:func:`silence_banner`, kept) is asked.
     """
     if h is not None:
         return int(h.versionMajor()), int(h.versionMinor())
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    major, minor = version("highspy").split(".")[:2]
+    try:
+        major, minor = version("highspy").split(".")[:2]
+    except PackageNotFoundError:  # highspy without its metadata (a vendored copy): ask the kept first object
+        silence_banner()
+        return highs_version(_FIRST[0])
     return int(major), int(minor)
 
 

@@ -91,3 +91,14 @@ def test_without_silence_banner_the_banner_is_printed_from_highspy_116():
         assert "Running HiGHS" in out
     else:
         assert out == ""
+
+
+def test_highs_version_without_highspys_metadata_asks_the_library(monkeypatch):
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    want = highs_version()
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert highs_version() == want  # the loaded library's own version, read from the process's kept first object
