@@ -110,12 +110,23 @@
     return layout;
   }
   function legendRows(data, layout) {
+    /* the lines a horizontal legend takes at this width: its entries (about 40 px and 7 px a letter each)
+       packed greedily after its title */
     if (layout.showlegend === false) return 0;
-    var shown = (data || []).filter(function (t) { return t.showlegend !== false; });
-    var groups = {};
-    shown.forEach(function (t, i) { groups[t.legendgroup || ("#" + i)] = 1; });
-    var n = Object.keys(groups).length;
-    return n > 1 || layout.showlegend === true ? n : 0;
+    var names = [], seen = {};
+    (data || []).forEach(function (t, i) {
+      var key = t.legendgroup || ("#" + i);
+      if (t.showlegend !== false && !seen[key]) { seen[key] = 1; names.push(String(t.name || "")); }
+    });
+    if (names.length < 2 && layout.showlegend !== true) return 0;
+    var room = window.innerWidth - 40, title = layout.legend && layout.legend.title && layout.legend.title.text;
+    var rows = 1, used = title ? 7 * String(title).length + 10 : 0;
+    names.forEach(function (n) {
+      var w = 40 + 7 * n.length;
+      if (used && used + w > room) { rows += 1; used = title ? 7 * String(title).length + 10 : 0; }
+      used += w;
+    });
+    return rows;
   }
   function drawCharts() {
     if (typeof Plotly === "undefined") return;
