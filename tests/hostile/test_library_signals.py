@@ -34,6 +34,15 @@ def _build_and_stop(out, workers: int, sig, ready) -> tuple[int, str]:
     return proc.returncode, err
 
 
+def _wait_first_entry(tmp_path, proc, timeout: float = 120.0) -> None:
+    """Wait until the build's checkpoint holds a finished entry (of the 15 of ``--quick``): it is mid-build."""
+    deadline = time.monotonic() + timeout
+    while not list((tmp_path / ".lib.partial" / "entries").glob("*/done.json")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no entry finished"
+        time.sleep(0.05)
+
+
 def _kept_entries_are_finished(tmp_path) -> None:
     """The checkpoint holds only finished entries, none of them graded from an interrupted run."""
     entries = tmp_path / ".lib.partial" / "entries"
@@ -53,7 +62,7 @@ def test_a_stopped_build_leaves_nothing(tmp_path, sig):
         while time.time() < deadline and len(alive(me.children(recursive=True))) < 2:  # the workers are up
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.2)
-        time.sleep(3.0)  # the workers are building their first entries
+        _wait_first_entry(tmp_path, proc)  # the workers are building their next entries
         children.extend(me.children(recursive=True))
         assert len(alive(children)) >= 2
 
@@ -75,7 +84,7 @@ def test_a_build_in_one_process_stops_on_a_signal(tmp_path, sig):
     returns its best plan ('interrupted'); the build must stop there, not grade the entry and go on."""
 
     def building(proc) -> None:
-        time.sleep(6.0)  # imports done, entries being built
+        _wait_first_entry(tmp_path, proc)  # imports done, the next entries being built
         assert proc.poll() is None, proc.communicate()
 
     code, err = _build_and_stop(tmp_path / "lib", 1, sig, building)
