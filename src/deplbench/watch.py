@@ -162,6 +162,36 @@ def _interrupt_once(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _hold_stop_signals() -> tuple[dict, list] | None:
+    """Record SIGINT and SIGTERM instead of handling them, for a fork; what :func:`_release_stop_signals` needs.
+
+    A stop signal that lands during ``fork`` has its Python handler run inside the interpreter's
+    after-fork hooks (``logging``'s lock release), where an exception is printed as "ignored" and
+    lost: a ``library build`` stopped at that moment went on to its end. Blocking the signal would not
+    do (another thread takes it and the main thread still runs the handler in the hook), so the
+    handlers only note it until the fork is over. Handlers live in the main thread: elsewhere, nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    pending: list = []
+    old = {sig: signal.signal(sig, lambda signum, _frame: pending.append(signum)) for sig in _STOP_SIGNALS}
+    return old, pending
+
+
+def _release_stop_signals(held: tuple[dict, list] | None) -> None:
+    """Put the handlers back and send this process each stop signal that came meanwhile (handled now)."""
+    if held is None:
+        return
+    old, pending = held
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
+    for sig in dict.fromkeys(pending):
+        signal.raise_signal(sig)
+
+
 def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup: Callable | None = None) -> None:
     """Body of the child: own session, ``setup(*args)``, limits, ``fn(*args)``, one message back."""
     with contextlib.suppress(OSError):
@@ -312,14 +342,20 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     t0 = time.perf_counter() if t0 is None else t0
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(fn, args, memory_limit_mb, send, setup), daemon=True)
-    with _allow_children():
-        proc.start()
+    held = _hold_stop_signals()
+    try:
+        with _allow_children():
+            proc.start()
+    except BaseException:
+        _release_stop_signals(held)
+        raise
     send.close()
     _reaper_send(f"+ {proc.pid}")
     with _LIVE_LOCK:
         _LIVE[proc.pid] = proc
     cpu: list = [None]  # the watcher's last reading of the tree's CPU time
     try:
+        _release_stop_signals(held)  # a stop that came during the fork is handled now, with the child watched
         msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop, cpu)
     finally:
         cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])  # descendants still alive count too
