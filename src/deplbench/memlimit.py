@@ -1,4 +1,4 @@
-"""The address-space safety net of a watched child and its own peak of resident memory.
+"""The address-space safety net of a watched child, its own peak of resident memory, and the readings of a tree's.
 
 The memory limit of a run is on the resident memory of its process tree, polled by the watcher
 (:mod:`deplbench.watch`); this module gives the child only a cap on its address space far above
@@ -9,12 +9,15 @@ May import: the standard library and psutil.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
 
 #: the address-space safety net: the child's virtual size now plus this many times the limit, plus
 #: :data:`AS_NET_EXTRA_MB` (the limit itself is enforced on resident memory by the watcher)
 AS_NET_FACTOR = 4.0
 AS_NET_EXTRA_MB = 2048.0
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 def address_space_net_mb(limit_mb: float) -> float:
@@ -38,3 +41,28 @@ def limit_memory(limit_mb: float) -> None:
 def own_peak_mb() -> float:
     """The largest resident memory of this process, or of one of its waited-for children (``ru_maxrss``)."""
     return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024.0
+
+
+def rss_mb(pid: int) -> float | None:
+    """Resident memory of process ``pid`` (one read of /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_rss_mb(pid: int) -> float | None:
+    """Resident memory of ``pid`` and all its descendants."""
+    import psutil
+
+    try:
+        procs = [psutil.Process(pid)]
+        procs += procs[0].children(recursive=True)
+    except psutil.Error:
+        return rss_mb(pid)
+    total = 0.0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss / 2**20
+    return total

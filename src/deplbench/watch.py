@@ -34,14 +34,20 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from deplbench import cputime
-from deplbench.memlimit import address_space_net_mb, limit_memory, own_peak_mb  # noqa: F401 - re-exported
+from deplbench.forksignals import hold_stop_signals, release_stop_signals
+from deplbench.memlimit import (  # noqa: F401 - re-exported
+    address_space_net_mb,
+    limit_memory,
+    own_peak_mb,
+    rss_mb,
+    tree_rss_mb,
+)
 from deplbench.results import Outcome
 
 POLL_S = 0.05  # how often a running child's clock (and, under a memory limit, memory) is checked
 TREE_POLL_S = 0.25  # how often the whole tree is summed under a memory limit (a /proc scan)
 MEM_POLL_S = 1.0  # memory polling without a limit: peak only
 CPU_POLL_S = 1.0  # how often the tree's CPU time is read (and once more before a kill)
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 _REAPER_SRC = r"""
 import os, signal, sys
@@ -162,36 +168,6 @@ def _interrupt_once(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-def _hold_stop_signals() -> tuple[dict, list] | None:
-    """Record SIGINT and SIGTERM instead of handling them, for a fork; what :func:`_release_stop_signals` needs.
-
-    A stop signal that lands during ``fork`` has its Python handler run inside the interpreter's
-    after-fork hooks (``logging``'s lock release), where an exception is printed as "ignored" and
-    lost: a ``library build`` stopped at that moment went on to its end. Blocking the signal would not
-    do (another thread takes it and the main thread still runs the handler in the hook), so the
-    handlers only note it until the fork is over. Handlers live in the main thread: elsewhere, nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    pending: list = []
-    old = {sig: signal.signal(sig, lambda signum, _frame: pending.append(signum)) for sig in _STOP_SIGNALS}
-    return old, pending
-
-
-def _release_stop_signals(held: tuple[dict, list] | None) -> None:
-    """Put the handlers back and send this process each stop signal that came meanwhile (handled now)."""
-    if held is None:
-        return
-    old, pending = held
-    for sig, handler in old.items():
-        signal.signal(sig, handler)
-    for sig in dict.fromkeys(pending):
-        signal.raise_signal(sig)
-
-
 def _child(fn: Callable, args: tuple, memory_limit_mb: float | None, conn, setup: Callable | None = None) -> None:
     """Body of the child: own session, ``setup(*args)``, limits, ``fn(*args)``, one message back."""
     with contextlib.suppress(OSError):
@@ -247,31 +223,6 @@ def _reaper_send(line: str) -> None:
         with contextlib.suppress(OSError, ValueError):
             r.stdin.write(line + "\n")
             r.stdin.flush()
-
-
-def rss_mb(pid: int) -> float | None:
-    """Resident memory of process ``pid`` (one read of /proc)."""
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE / 2**20
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def tree_rss_mb(pid: int) -> float | None:
-    """Resident memory of ``pid`` and all its descendants."""
-    import psutil
-
-    try:
-        procs = [psutil.Process(pid)]
-        procs += procs[0].children(recursive=True)
-    except psutil.Error:
-        return rss_mb(pid)
-    total = 0.0
-    for p in procs:
-        with contextlib.suppress(psutil.Error):
-            total += p.memory_info().rss / 2**20
-    return total
 
 
 def kill_group(proc) -> None:
@@ -342,12 +293,12 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
     t0 = time.perf_counter() if t0 is None else t0
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(fn, args, memory_limit_mb, send, setup), daemon=True)
-    held = _hold_stop_signals()
+    held = hold_stop_signals()
     try:
         with _allow_children():
             proc.start()
     except BaseException:
-        _release_stop_signals(held)
+        release_stop_signals(held)
         raise
     send.close()
     _reaper_send(f"+ {proc.pid}")
@@ -355,7 +306,7 @@ def call(ctx, fn: Callable, args: tuple = (), *, wall_limit_s: float, memory_lim
         _LIVE[proc.pid] = proc
     cpu: list = [None]  # the watcher's last reading of the tree's CPU time
     try:
-        _release_stop_signals(held)  # a stop that came during the fork is handled now, with the child watched
+        release_stop_signals(held)  # a stop that came during the fork is handled now, with the child watched
         msg, killed, peak = _watch(proc, recv, wall_limit_s, memory_limit_mb, t0, stop, cpu)
     finally:
         cpu[0] = cputime.larger(cputime.group(proc.pid), cpu[0])  # descendants still alive count too
