@@ -89,6 +89,7 @@ def solve_saa_file(data, inst, sc, time_limit: float,
     import highspy
 
     from deplbench.formulations.backends.milp_highs_direct import run_highs
+    from deplbench.formulations.highs import new_highs
     from deplbench.formulations.saa.common import mip_start, plan_cost, prepare, verify
     from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
     from deplbench.formulations.saa.model import build
@@ -96,7 +97,7 @@ def solve_saa_file(data, inst, sc, time_limit: float,
     t0 = time.perf_counter()
     strong, _ = prepare(data, cuts="mixing", bigm="quantile", fixing="on", deadline=t0 + time_limit)
     model = build(strong, "aggregated")
-    h = highspy.Highs()
+    h = new_highs(1)  # quiet from its construction (HiGHS 1.16's banner), then the solve's options
     configure(h, time_limit=time_limit - (time.perf_counter() - t0), mip_gap=0.0, threads=1, seed=0)  # >= 1e-3
     h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.passModel(to_highs_lp(model))

@@ -65,17 +65,15 @@ def solve_subset(data: SubsetData, *, formulation: str, margin: float, time_limi
     With ``start``, the plan of :func:`~deplbench.formulations.saa.common.mip_start` is
     passed as a MIP start (``setSolution``); its time counts as solve time.
     """
-    import highspy
 
-    from deplbench.formulations.highs import silence_banner
+    from deplbench.formulations.highs import new_highs
     from deplbench.formulations.saa.common import SubResult, mip_start
     from deplbench.formulations.saa.io import configure, set_start, to_highs_lp
     from deplbench.formulations.saa.model import build
 
     t0 = time.perf_counter()
     model = build(data, formulation, margin=margin)
-    silence_banner()
-    h = highspy.Highs()
+    h = new_highs(threads)  # the process's first Highs without HiGHS 1.16's banner on stdout
     configure(h, time_limit=time_limit - (time.perf_counter() - t0), mip_gap=mip_gap,
               threads=threads, seed=seed)
     h.passModel(to_highs_lp(model))
